@@ -1,0 +1,114 @@
+# streamlab — build, run and test.
+#   make run    build and start the service (127.0.0.1:8080, ./streamlab.db)
+#   make test   install what is missing (as root), build, run every suite that can run here
+# The CUDA backend is compiled with nvcc when nvcc is found (PATH or /usr/local/cuda/bin);
+# without it the binary has the sim and cpu backends only, and says so.
+
+CC       ?= cc
+BUILD    ?= build
+PYTHON   := /usr/bin/python3
+CUDA_HOME ?= /usr/local/cuda
+NVCC     ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
+# sm_75 (Turing) through sm_120 (Blackwell consumer), plus PTX for what comes next.
+CUDA_ARCHS ?= 75 80 86 89 90 100 120
+NVCC_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+                -gencode arch=compute_120,code=compute_120
+
+WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE -fopenmp -pthread $(WARN) $(EXTRA_CFLAGS)
+LDFLAGS  += -fopenmp -pthread $(EXTRA_LDFLAGS)
+# libmicrohttpd is linked statically so that one binary runs on GPU hosts without it.
+MHD_LIBS := -Wl,-Bstatic -lmicrohttpd -Wl,-Bdynamic -lgnutls
+LDLIBS   += $(MHD_LIBS) -ljansson -lsqlite3 -lm -ldl -lrt
+
+SERVER_SRC := $(wildcard server/*.c)
+GPU_SRC    := $(filter-out gpu/cuda_stub.c,$(wildcard gpu/*.c))
+DB_SRC     := $(wildcard db/*.c)
+CU_SRC     := $(wildcard gpu/*.cu)
+MIGRATIONS := $(sort $(wildcard migrations/*.sql))
+
+ifneq ($(NVCC),)
+  CUDA_OBJ := $(patsubst gpu/%.cu,$(BUILD)/obj/gpu/%.cu.o,$(CU_SRC))
+  LDLIBS   += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++
+  CFLAGS   += -DSTREAMLAB_HAVE_CUDA=1
+  NVCCFLAGS ?= -O3 -std=c++17 $(NVCC_GENCODE) -Xcompiler -Wall,-Wextra,-fopenmp
+else
+  CUDA_OBJ := $(BUILD)/obj/gpu/cuda_stub.o
+endif
+
+CORE_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(GPU_SRC) $(DB_SRC)) $(BUILD)/obj/gen/migrations.o $(CUDA_OBJ)
+SERVER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SERVER_SRC))
+BIN := $(BUILD)/streamlab
+
+.PHONY: all run test test-unit test-api test-web test-san test-gpu deps web-vendor clean bench-gpu bench-model bench-http fuzz
+all: $(BIN) web-vendor
+
+$(BIN): $(SERVER_OBJ) $(CORE_OBJ)
+	@if [ -z "$(NVCC)" ]; then echo "streamlab: nvcc not found: building without the CUDA backend (sim and cpu only)"; fi
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/obj/%.o: %.c $(wildcard server/*.h gpu/*.h db/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/gpu/%.cu.o: gpu/%.cu $(wildcard gpu/*.h)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+
+# The migrations are embedded in the binary: it needs no files beside it to create its store.
+$(BUILD)/gen/migrations.c: $(MIGRATIONS) tests/gen_migrations.sh
+	@mkdir -p $(dir $@)
+	sh tests/gen_migrations.sh $(MIGRATIONS) > $@
+
+$(BUILD)/obj/gen/migrations.o: $(BUILD)/gen/migrations.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Idb -c -o $@ $<
+
+# Chart.js from npm, served by the app itself (no CDN).
+web-vendor: web/vendor/chart.umd.min.js
+web/vendor/chart.umd.min.js: web/package.json
+	@mkdir -p web/vendor
+	cd web && (npm ci --no-audit --no-fund --silent 2>/dev/null || npm install --no-audit --no-fund --silent)
+	cp web/node_modules/chart.js/dist/chart.umd.min.js $@
+
+deps:
+	@sh tests/deps.sh
+
+run: deps all
+	$(BIN) serve
+
+# ---- tests ----
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ) $(filter-out $(BUILD)/obj/server/main.o,$(SERVER_OBJ))
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(filter-out $(BUILD)/obj/server/main.o,$(SERVER_OBJ)) $(CORE_OBJ) $(LDLIBS)
+
+test-unit: $(UNIT_BIN)
+	@sh tests/run_unit.sh $(UNIT_BIN)
+
+test-api: $(BIN)
+	@STREAMLAB_BIN=$(abspath $(BIN)) sh tests/run_api.sh
+
+test-web: all
+	@STREAMLAB_BIN=$(abspath $(BIN)) sh tests/web/run.sh
+
+# The unit and API suites again, built with AddressSanitizer and UBSan.
+test-san:
+	@$(MAKE) --no-print-directory BUILD=build/san NVCC= \
+	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  EXTRA_LDFLAGS="-fsanitize=address,undefined" CFLAGS="-O1 -g" SUITE_PREFIX=asan- test-unit test-api
+
+test: deps all
+	@$(MAKE) --no-print-directory test-unit
+	@$(MAKE) --no-print-directory test-api
+	@$(MAKE) --no-print-directory test-san
+	@$(MAKE) --no-print-directory test-web
+
+test-gpu: $(BIN)
+	@STREAMLAB_BIN=$(abspath $(BIN)) sh tests/gpu/run.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,117 @@
+/* cpu.c — the CPU baseline (seed 000's "CPU*" solver): the same per-element kernel as
+ * the GPU (kernels.h) over the whole array with OpenMP threads, timed by the wall clock,
+ * one host op per thread in the timeline, every repetition verified: the output starts
+ * as NaN, so an element no thread wrote, or wrote wrong, fails the run. */
+#include <jansson.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels.h"
+#include "sim.h"
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* One timed pass; per-thread start/end (µs from t0) into tstart/tend. */
+static double cpu_pass(const spec_t *spec, const float *in, float *out, double *tstart, double *tend,
+                       uint64_t *tlo, uint64_t *tcount, int nthreads) {
+    uint64_t n = spec->size;
+    int kernel = (int)spec->kernel, iters = spec->kernel_iters;
+    double t0 = now_us();
+#pragma omp parallel num_threads(nthreads)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        uint64_t base = n / (uint64_t)nt, extra = n % (uint64_t)nt, ut = (uint64_t)t;
+        uint64_t lo = ut * base + (ut < extra ? ut : extra);
+        uint64_t cnt = base + (ut < extra ? 1 : 0);
+        tstart[t] = now_us() - t0;
+        for (uint64_t i = lo; i < lo + cnt; i++)
+            out[i] = kernel_apply(kernel, iters, i, in[i]);
+        tend[t] = now_us() - t0;
+        tlo[t] = lo;
+        tcount[t] = cnt;
+    }
+    return now_us() - t0;
+}
+
+int cpu_run(const spec_t *spec, const machine_info_t *m, result_t *res, sl_error_t *err) {
+    (void)m;
+    uint64_t n = spec->size;
+    int nthreads = omp_get_max_threads();
+    int cap = spec->reps_auto ? (spec->reps > 0 ? spec->reps : REPS_AUTO_MAX) : spec->reps;
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    double *tstart = calloc((size_t)nthreads, sizeof(double)), *tend = calloc((size_t)nthreads, sizeof(double));
+    uint64_t *tlo = calloc((size_t)nthreads, sizeof(uint64_t)), *tcount = calloc((size_t)nthreads, sizeof(uint64_t));
+    res->rep_ms = calloc((size_t)cap, sizeof *res->rep_ms);
+    res->timelines = calloc((size_t)cap, sizeof *res->timelines);
+    int rc = SL_OK;
+    if (!in || !out || !tstart || !tend || !tlo || !tcount || !res->rep_ms || !res->timelines) {
+        rc = sl_error_set(err, SL_E_NOMEM, "size", "out of memory for %llu elements on the host",
+                          (unsigned long long)n);
+        goto cleanup;
+    }
+    res->backend = BACKEND_CPU;
+#pragma omp parallel for num_threads(nthreads)
+    for (uint64_t i = 0; i < n; i++)
+        in[i] = kernel_input((int)spec->kernel, i);
+    for (int w = 0; w < spec->warmup; w++)
+        cpu_pass(spec, in, out, tstart, tend, tlo, tcount, nthreads);
+    double spent_ms = 0;
+    int r;
+    for (r = 0; r < cap; r++) {
+        memset(out, 0xff, n * sizeof *out); /* NaN: an element nobody wrote fails */
+        double us = cpu_pass(spec, in, out, tstart, tend, tlo, tcount, nthreads);
+        res->rep_ms[r] = us / 1000.0;
+        spent_ms += us / 1000.0;
+        for (int t = 0; t < nthreads; t++) {
+            op_event_t ev = {.device = 0, .stream = t, .chunk = t, .op = OP_HOST,
+                             .start_us = tstart[t], .end_us = tend[t], .bytes = 0};
+            if (tcount[t] && timeline_push(&res->timelines[r], &ev)) {
+                rc = sl_error_set(err, SL_E_NOMEM, "", "out of memory for the timeline");
+                res->reps = r + 1;
+                goto cleanup;
+            }
+        }
+        res->timelines[r].total_us = us;
+        uint64_t bad = 0, first_bad = 0;
+#pragma omp parallel for reduction(+ : bad) num_threads(nthreads)
+        for (uint64_t i = 0; i < n; i++)
+            if (!kernel_output_ok((int)spec->kernel, out[i], kernel_apply((int)spec->kernel, spec->kernel_iters, i, in[i])))
+                bad++;
+        if (bad) {
+            for (first_bad = 0; first_bad < n; first_bad++)
+                if (!kernel_output_ok((int)spec->kernel, out[first_bad],
+                                      kernel_apply((int)spec->kernel, spec->kernel_iters, first_bad, in[first_bad])))
+                    break;
+            res->reps = r + 1;
+            rc = sl_error_set(err, SL_E_VERIFY, "", "rep %d: %llu elements wrong, first at %llu (got %g)", r,
+                              (unsigned long long)bad, (unsigned long long)first_bad, (double)out[first_bad]);
+            goto cleanup;
+        }
+        if (spec->reps_auto && (stats_median_known(res->rep_ms, (size_t)r + 1, 0.005) || spent_ms > REPS_AUTO_BUDGET_MS)) {
+            r++;
+            break;
+        }
+    }
+    res->reps = r;
+    result_summarise(res);
+    res->verified = true;
+    snprintf(res->verification, sizeof res->verification, "cpu_reference");
+    res->extra = json_pack("{s:i, s:s, s:b}", "threads", nthreads, "timer", "clock_monotonic",
+                           "reps_auto", spec->reps_auto);
+cleanup:
+    free(in);
+    free(out);
+    free(tstart);
+    free(tend);
+    free(tlo);
+    free(tcount);
+    return rc;
+}

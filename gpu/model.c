@@ -1,0 +1,464 @@
+/* model.c — the engine-queue simulator (semantics in model.h).
+ *
+ * A discrete-event loop over one host actor and, per device, its hardware queues, copy
+ * engines and SMs. Work per step is O(queues + running ops); a step happens at each
+ * submission, dispatch or completion, so a plan of n ops takes O(n * (queues + running)). */
+#include "model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EPS 1e-9
+#define NEVER INFINITY
+
+typedef struct op_state {
+    double submit;      /* when the host finished issuing it */
+    double start, end;  /* device times; NEVER while unknown */
+    double remaining;   /* alone-µs of work left */
+    double demand;      /* kernels: fraction of the GPU its blocks fill */
+    int prev_stream;    /* previous device op of the same stream and device, or -1 */
+    int prev_queue;     /* previous device op in the same hardware queue, or -1 */
+    int event_src;      /* op that records the awaited event, or -1 */
+    int legacy_barrier; /* blocking-stream op: the latest earlier legacy default op, or -1 */
+    int batch_last;     /* pre-Hyper-Q kernels: last kernel of its back-to-back run */
+    int engine;         /* copy engine index (per device) for copies, -1 otherwise */
+    int queue;          /* global hardware queue index */
+    bool issued, dispatched, running, done;
+} op_state_t;
+
+typedef struct sim {
+    const model_input_t *in;
+    op_state_t *st;
+    size_t n;
+    int nqueues;
+    int *queue_head;      /* per queue: next op index not yet dispatched, or -1 */
+    int *queue_next;      /* per op: next op in the same queue */
+    int nengines;         /* copy engines per device used by the model: 1 or 2 */
+    int *engine_fifo;     /* per device*engine: ring of dispatched copies (indices) */
+    size_t *engine_head, *engine_tail;
+    int *engine_running;  /* op index or -1 */
+    double now;
+} sim_t;
+
+static bool is_device_op(plan_kind_t k) {
+    return k == PLAN_H2D || k == PLAN_KERNEL || k == PLAN_D2H;
+}
+
+static bool is_copy(plan_kind_t k) {
+    return k == PLAN_H2D || k == PLAN_D2H;
+}
+
+void model_default_device(model_device_t *d) {
+    d->copy_engines = 2;       /* one per direction */
+    d->bidir_derate = 50.2 / 54.5; /* H100: 54.5 GB/s alone, 50.2 GB/s each way together (DESIGN.md) */
+    d->connections = 8;        /* CUDA_DEVICE_MAX_CONNECTIONS default */
+    d->sm_count = 132;         /* H100 SXM */
+    d->max_threads_per_sm = 2048;
+    d->max_blocks_per_sm = 32;
+}
+
+void model_default_host(model_host_t *h) {
+    h->copy_submit_us = 2.3;   /* cudaMemcpyAsync host cost, H100 host (issue 3) */
+    h->kernel_launch_us = 4.0; /* kernel launch host cost, H100 host (issue 3) */
+    h->event_us = 1.0;
+    h->query_us = 0.8;
+    h->sync_us = 2.0;
+}
+
+/* When an op's completion is visible to work that depends on it. */
+static double signal_time(const sim_t *s, int i) {
+    const op_state_t *o = &s->st[i];
+    if (!o->done)
+        return NEVER;
+    if (o->batch_last >= 0 && o->batch_last != i) {
+        const op_state_t *last = &s->st[o->batch_last];
+        return last->done ? last->end : NEVER;
+    }
+    return o->end;
+}
+
+static bool legacy_all_before_done(const sim_t *s, size_t i) {
+    const model_op_t *op = &s->in->ops[i];
+    for (size_t j = 0; j < i; j++) {
+        const model_op_t *pj = &s->in->ops[j];
+        if (!is_device_op(pj->kind) || pj->device != op->device || pj->non_blocking_stream)
+            continue;
+        if (signal_time(s, (int)j) > s->now + EPS)
+            return false;
+    }
+    return true;
+}
+
+static bool deps_done(const sim_t *s, size_t i) {
+    const op_state_t *o = &s->st[i];
+    const model_op_t *op = &s->in->ops[i];
+    if (!o->issued || o->submit > s->now + EPS)
+        return false;
+    if (o->prev_stream >= 0 && signal_time(s, o->prev_stream) > s->now + EPS)
+        return false;
+    if (o->event_src >= 0 && signal_time(s, o->event_src) > s->now + EPS)
+        return false;
+    if (o->legacy_barrier >= 0 && signal_time(s, o->legacy_barrier) > s->now + EPS)
+        return false;
+    if (op->stream == PLAN_STREAM_DEFAULT && s->in->legacy_default && !legacy_all_before_done(s, i))
+        return false;
+    return true;
+}
+
+static int prepare(sim_t *s, sl_error_t *err) {
+    const model_input_t *in = s->in;
+    size_t n = in->count;
+    int conns = in->dev.connections > 0 ? in->dev.connections : 1;
+    bool hyperq = conns > 1;
+    s->nengines = in->dev.copy_engines >= 2 ? 2 : 1;
+    int ndev = in->devices > 0 ? in->devices : 1;
+    /* queues: Hyper-Q: connections per device (+1 for the default stream);
+     *         pre-Hyper-Q: one per engine (copy engines + compute) per device */
+    int per_dev = hyperq ? conns + 1 : s->nengines + 1;
+    s->nqueues = per_dev * ndev;
+    s->st = calloc(n ? n : 1, sizeof *s->st);
+    s->queue_head = malloc((size_t)s->nqueues * sizeof(int));
+    s->queue_next = malloc((n ? n : 1) * sizeof(int));
+    int *queue_tail = malloc((size_t)s->nqueues * sizeof(int));
+    size_t neng = (size_t)(s->nengines * ndev);
+    s->engine_fifo = malloc(neng * (n ? n : 1) * sizeof(int));
+    s->engine_head = calloc(neng, sizeof(size_t));
+    s->engine_tail = calloc(neng, sizeof(size_t));
+    s->engine_running = malloc(neng * sizeof(int));
+    /* last op per (device, stream): streams are small ints; default stream uses slot 0 */
+    int nslots = SPEC_MAX_STREAMS + 2;
+    int *last_in_stream = malloc((size_t)ndev * (size_t)nslots * sizeof(int));
+    int *last_record = malloc((size_t)(in->events > 0 ? in->events : 1) * sizeof(int));
+    int *last_legacy = malloc((size_t)ndev * sizeof(int));
+    if (!s->st || !s->queue_head || !s->queue_next || !queue_tail || !s->engine_fifo || !s->engine_head ||
+        !s->engine_tail || !s->engine_running || !last_in_stream || !last_record || !last_legacy) {
+        free(queue_tail); free(last_in_stream); free(last_record); free(last_legacy);
+        return sl_error_set(err, SL_E_NOMEM, "", "out of memory in the model");
+    }
+    for (int q = 0; q < s->nqueues; q++)
+        s->queue_head[q] = queue_tail[q] = -1;
+    for (size_t e = 0; e < neng; e++)
+        s->engine_running[e] = -1;
+    for (int i = 0; i < ndev * nslots; i++)
+        last_in_stream[i] = -1;
+    for (int i = 0; i < (in->events > 0 ? in->events : 1); i++)
+        last_record[i] = -1;
+    for (int d = 0; d < ndev; d++)
+        last_legacy[d] = -1;
+
+    int rc = SL_OK;
+    int run_start = -1; /* pre-Hyper-Q: first kernel of the current back-to-back run */
+    int run_dev = -1;
+    for (size_t i = 0; i < n && rc == SL_OK; i++) {
+        const model_op_t *op = &in->ops[i];
+        op_state_t *o = &s->st[i];
+        o->start = o->end = NEVER;
+        o->prev_stream = o->prev_queue = o->event_src = o->legacy_barrier = o->batch_last = -1;
+        o->engine = o->queue = -1;
+        s->queue_next[i] = -1;
+        if (op->device < 0 || op->device >= ndev) {
+            rc = sl_error_set(err, SL_E_INVALID, "device", "op %zu names device %d of %d", i, op->device, ndev);
+            break;
+        }
+        if (op->stream < PLAN_STREAM_DEFAULT || op->stream >= SPEC_MAX_STREAMS) {
+            rc = sl_error_set(err, SL_E_INVALID, "stream", "op %zu names stream %d", i, op->stream);
+            break;
+        }
+        if (op->wait_event >= in->events || op->record_event >= in->events) {
+            rc = sl_error_set(err, SL_E_INVALID, "event", "op %zu names an event past %d", i, in->events);
+            break;
+        }
+        if (!(op->alone_us >= 0) || !isfinite(op->alone_us)) {
+            rc = sl_error_set(err, SL_E_INVALID, "ops", "op %zu has a negative or unknown duration", i);
+            break;
+        }
+        o->remaining = op->alone_us;
+        if (!is_device_op(op->kind)) {
+            if (op->kind != PLAN_KERNEL)
+                run_start = -1;
+            continue;
+        }
+        int slot = op->device * nslots + op->stream + 1;
+        o->prev_stream = last_in_stream[slot];
+        last_in_stream[slot] = (int)i;
+        if (op->wait_event >= 0)
+            o->event_src = last_record[op->wait_event];
+        if (op->record_event >= 0)
+            last_record[op->record_event] = (int)i;
+        if (op->stream == PLAN_STREAM_DEFAULT && in->legacy_default)
+            last_legacy[op->device] = (int)i;
+        else if (!op->non_blocking_stream)
+            o->legacy_barrier = last_legacy[op->device];
+        if (is_copy(op->kind))
+            o->engine = op->device * s->nengines + (s->nengines == 2 && op->kind == PLAN_D2H ? 1 : 0);
+        if (op->kind == PLAN_KERNEL) {
+            int bps = 1;
+            if (op->threads_per_block > 0) {
+                int by_threads = in->dev.max_threads_per_sm / op->threads_per_block;
+                bps = by_threads < in->dev.max_blocks_per_sm ? by_threads : in->dev.max_blocks_per_sm;
+                if (bps < 1) bps = 1;
+            }
+            double capacity = (double)in->dev.sm_count * bps;
+            double blocks = op->blocks > 0 ? (double)op->blocks : capacity;
+            o->demand = capacity > 0 ? fmin(1.0, blocks / capacity) : 1.0;
+            if (!hyperq) {
+                if (run_start < 0 || run_dev != op->device)
+                    run_start = (int)i, run_dev = op->device;
+                for (int k = run_start; k <= (int)i; k++)
+                    if (in->ops[k].kind == PLAN_KERNEL)
+                        s->st[k].batch_last = (int)i;
+            }
+        } else {
+            run_start = -1;
+        }
+        int q;
+        if (hyperq)
+            q = op->device * (conns + 1) + (op->stream == PLAN_STREAM_DEFAULT ? conns : op->stream % conns);
+        else
+            q = op->device * (s->nengines + 1) + (op->kind == PLAN_KERNEL ? s->nengines : o->engine % s->nengines);
+        o->queue = q;
+        if (queue_tail[q] < 0)
+            s->queue_head[q] = (int)i;
+        else
+            s->queue_next[queue_tail[q]] = (int)i;
+        o->prev_queue = queue_tail[q];
+        queue_tail[q] = (int)i;
+    }
+    free(queue_tail);
+    free(last_in_stream);
+    free(last_record);
+    free(last_legacy);
+    return rc;
+}
+
+static void sim_free(sim_t *s) {
+    free(s->st);
+    free(s->queue_head);
+    free(s->queue_next);
+    free(s->engine_fifo);
+    free(s->engine_head);
+    free(s->engine_tail);
+    free(s->engine_running);
+}
+
+/* Dispatch every queue head whose dependencies are met, in issue order. */
+static bool dispatch_ready(sim_t *s) {
+    bool any = false, progress = true;
+    while (progress) {
+        progress = false;
+        int best = -1;
+        for (int q = 0; q < s->nqueues; q++) {
+            int h = s->queue_head[q];
+            if (h >= 0 && deps_done(s, (size_t)h) && (best < 0 || h < best))
+                best = h;
+        }
+        if (best < 0)
+            break;
+        op_state_t *o = &s->st[best];
+        o->dispatched = true;
+        s->queue_head[o->queue] = s->queue_next[best];
+        if (o->engine >= 0) {
+            size_t base = (size_t)o->engine * s->in->count;
+            s->engine_fifo[base + s->engine_tail[o->engine]++] = best;
+        } else {
+            o->running = true; /* kernels: allocation decides when work starts */
+        }
+        progress = any = true;
+    }
+    /* start copies on idle engines */
+    int neng = s->nengines * (s->in->devices > 0 ? s->in->devices : 1);
+    for (int e = 0; e < neng; e++) {
+        if (s->engine_running[e] >= 0 || s->engine_head[e] == s->engine_tail[e])
+            continue;
+        int i = s->engine_fifo[(size_t)e * s->in->count + s->engine_head[e]++];
+        s->engine_running[e] = i;
+        s->st[i].running = true;
+        s->st[i].start = s->now;
+        any = true;
+    }
+    return any;
+}
+
+/* Rates of progress (alone-µs per µs) of running copies and kernels. */
+static void compute_rates(const sim_t *s, double *rate) {
+    const model_input_t *in = s->in;
+    int ndev = in->devices > 0 ? in->devices : 1;
+    for (size_t i = 0; i < s->in->count; i++)
+        rate[i] = 0;
+    for (int d = 0; d < ndev; d++) {
+        /* copies: both directions busy -> each at the bidirectional derate */
+        int h = s->engine_running[d * s->nengines];
+        int g = s->nengines == 2 ? s->engine_running[d * s->nengines + 1] : -1;
+        double derate = (h >= 0 && g >= 0) ? in->dev.bidir_derate : 1.0;
+        if (h >= 0) rate[h] = derate;
+        if (g >= 0) rate[g] = derate;
+        /* kernels in dispatch order (== issue order among dispatched) take what they ask */
+        double free_frac = 1.0;
+        for (size_t i = 0; i < in->count; i++) {
+            const op_state_t *o = &s->st[i];
+            if (in->ops[i].kind != PLAN_KERNEL || in->ops[i].device != d || !o->running || o->done)
+                continue;
+            double alloc = fmin(o->demand, free_frac);
+            if (alloc < EPS)
+                continue;
+            free_frac -= alloc;
+            rate[i] = alloc / o->demand;
+        }
+    }
+}
+
+int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
+    sim_t s = {.in = in};
+    memset(tl, 0, sizeof *tl);
+    int rc = prepare(&s, err);
+    double *rate = malloc((in->count ? in->count : 1) * sizeof *rate);
+    if (rc == SL_OK && !rate)
+        rc = sl_error_set(err, SL_E_NOMEM, "", "out of memory in the model");
+    if (rc) {
+        free(rate);
+        sim_free(&s);
+        return rc;
+    }
+    const model_host_t *hc = &in->host;
+    size_t n = in->count, hi = 0, done_count = 0, device_ops = 0;
+    for (size_t i = 0; i < n; i++)
+        if (is_device_op(in->ops[i].kind))
+            device_ops++;
+    double host_t = 0;
+    int waiting = -2; /* -2: not waiting; -1: waiting for all (sync); >= 0: for that op */
+    s.now = 0;
+    for (int guard = 0;; guard++) {
+        /* 1. the host issues until it must wait */
+        while (waiting == -2 && hi < n) {
+            const model_op_t *op = &in->ops[hi];
+            op_state_t *o = &s.st[hi];
+            if (host_t > s.now + EPS)
+                break; /* it is still busy: come back at host_t */
+            double cost;
+            switch (op->kind) {
+            case PLAN_H2D: case PLAN_D2H: cost = hc->copy_submit_us; break;
+            case PLAN_KERNEL: cost = hc->kernel_launch_us; break;
+            case PLAN_QUERY: cost = hc->query_us; break;
+            default: cost = 0; break;
+            }
+            if (op->host_us >= 0 && op->kind != PLAN_HOST)
+                cost = op->host_us;
+            if (op->wait_event >= 0) cost += hc->event_us;
+            if (op->record_event >= 0) cost += hc->event_us;
+            if (op->kind == PLAN_HOST) {
+                o->start = host_t;
+                o->end = host_t + op->alone_us;
+                o->done = o->issued = o->dispatched = true;
+                host_t = o->end;
+            } else if (op->kind == PLAN_SYNC) {
+                o->issued = true;
+                waiting = -1;
+            } else {
+                host_t += cost;
+                o->issued = true;
+                o->submit = host_t;
+                if (is_device_op(op->kind) && op->blocking)
+                    waiting = (int)hi;
+            }
+            hi++;
+        }
+        /* 2. the device starts what it can */
+        while (dispatch_ready(&s)) {
+        }
+        /* 3. a waiting host resumes when its condition holds */
+        if (waiting == -1 && done_count == device_ops) {
+            host_t = fmax(host_t, s.now) + hc->sync_us;
+            waiting = -2;
+            continue;
+        }
+        if (waiting >= 0 && s.st[waiting].done) {
+            host_t = fmax(host_t, s.st[waiting].end);
+            waiting = -2;
+            continue;
+        }
+        if (hi >= n && waiting == -2 && done_count == device_ops)
+            break;
+        /* 4. the next event */
+        compute_rates(&s, rate);
+        double next = NEVER;
+        if (waiting == -2 && hi < n && host_t > s.now + EPS)
+            next = host_t;
+        for (size_t i = 0; i < n; i++) {
+            const op_state_t *o = &s.st[i];
+            if (o->issued && !o->dispatched && o->submit > s.now + EPS && o->submit < next)
+                next = o->submit;
+            if (o->running && !o->done && rate[i] > EPS) {
+                double t = s.now + o->remaining / rate[i];
+                if (t < next) next = t;
+            }
+        }
+        if (next == NEVER || guard > 50000000) {
+            rc = sl_error_set(err, SL_E_INTERNAL, "", "the model stalled at %.3f us with %zu of %zu ops done",
+                              s.now, done_count, device_ops);
+            break;
+        }
+        /* 5. advance */
+        double dt = next - s.now;
+        s.now = next;
+        for (size_t i = 0; i < n; i++) {
+            op_state_t *o = &s.st[i];
+            if (!o->running || o->done || rate[i] <= EPS)
+                continue;
+            if (o->start == NEVER)
+                o->start = s.now - dt;
+            o->remaining -= rate[i] * dt;
+            if (o->remaining <= 1e-7 * (1.0 + in->ops[i].alone_us)) {
+                o->remaining = 0;
+                o->done = true;
+                o->running = false;
+                o->end = s.now;
+                done_count++;
+                if (o->engine >= 0)
+                    s.engine_running[o->engine] = -1;
+            }
+        }
+        /* zero-length ops complete at once */
+        for (size_t i = 0; i < n; i++) {
+            op_state_t *o = &s.st[i];
+            if (o->running && !o->done && o->remaining <= 0) {
+                if (o->start == NEVER) o->start = s.now;
+                o->done = true;
+                o->running = false;
+                o->end = s.now;
+                done_count++;
+                if (o->engine >= 0)
+                    s.engine_running[o->engine] = -1;
+            }
+        }
+    }
+    if (rc == SL_OK) {
+        double total = host_t;
+        for (size_t i = 0; i < n && rc == SL_OK; i++) {
+            const model_op_t *op = &in->ops[i];
+            const op_state_t *o = &s.st[i];
+            if (!is_device_op(op->kind) && op->kind != PLAN_HOST)
+                continue;
+            op_event_t ev = {
+                .device = op->device,
+                .stream = op->kind == PLAN_HOST ? -1 : (op->stream < 0 ? 0 : op->stream),
+                .chunk = op->chunk,
+                .op = op->kind == PLAN_H2D ? OP_H2D : op->kind == PLAN_KERNEL ? OP_KERNEL
+                      : op->kind == PLAN_D2H ? OP_D2H : OP_HOST,
+                .start_us = o->start,
+                .end_us = o->end,
+                .bytes = is_copy(op->kind) ? op->bytes : 0,
+            };
+            if (o->end > total)
+                total = o->end;
+            if (timeline_push(tl, &ev))
+                rc = sl_error_set(err, SL_E_NOMEM, "", "out of memory in the model");
+        }
+        tl->total_us = total;
+    }
+    if (rc)
+        timeline_free(tl);
+    free(rate);
+    sim_free(&s);
+    return rc;
+}

@@ -1,0 +1,86 @@
+/* model.h — the engine-queue device model (DESIGN.md "The device model").
+ *
+ * One simulator serves the sim backend and POST /api/predict. It replays a plan's
+ * operations in host issue order on a modelled GPU:
+ *   - the host submits one op at a time, paying a submission cost per call; a blocking
+ *     op (cudaMemcpy, pageable copies) holds the host until it completes;
+ *   - streams map onto `connections` hardware queues (stream % connections); the head of
+ *     a queue is dispatched when its stream predecessor and awaited events are done, and
+ *     nothing behind a waiting head moves (false dependencies past `connections` streams);
+ *     with connections == 1 (pre-Hyper-Q) the queues are per engine instead, and a run of
+ *     kernels issued back to back signals completion only when the run ends;
+ *   - copies run on copy engines in dispatch order: one engine per direction when
+ *     copy_engines >= 2 (both directions at once run at bidir_derate of their alone
+ *     speed), a single shared engine otherwise;
+ *   - kernels share the SMs: each asks for the fraction of the GPU its blocks fill, and
+ *     earlier kernels are served first (the block scheduler's order); a kernel given less
+ *     than it asks runs proportionally slower;
+ *   - a legacy default-stream op waits for all earlier work in blocking streams, and
+ *     later blocking-stream work waits for it.
+ * Durations in the input are "alone" durations: what the op takes with the device to
+ * itself. The output is a timeline in the same form as measured ones. */
+#ifndef STREAMLAB_MODEL_H
+#define STREAMLAB_MODEL_H
+
+#include "backend.h"
+#include "plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct model_device {
+    int copy_engines;        /* 1: shared by both directions; 2+: one per direction */
+    double bidir_derate;     /* each direction's speed while both run, over its speed alone */
+    int connections;         /* hardware queues (CUDA_DEVICE_MAX_CONNECTIONS) */
+    int sm_count;
+    int max_threads_per_sm;
+    int max_blocks_per_sm;
+} model_device_t;
+
+typedef struct model_host {
+    double copy_submit_us;   /* cudaMemcpyAsync host cost */
+    double kernel_launch_us; /* kernel launch host cost */
+    double event_us;         /* cudaEventRecord / cudaStreamWaitEvent host cost */
+    double query_us;         /* cudaStreamQuery host cost */
+    double sync_us;          /* cudaDeviceSynchronize return latency */
+} model_host_t;
+
+typedef struct model_op {
+    plan_kind_t kind;
+    int device;
+    int stream;              /* PLAN_STREAM_DEFAULT for the default stream */
+    int chunk;
+    bool blocking;
+    bool non_blocking_stream;/* created with cudaStreamNonBlocking: legacy stream ignores it */
+    int wait_event, record_event;
+    double alone_us;         /* device (or host, for PLAN_HOST) duration alone */
+    double host_us;          /* host cost of issuing it; < 0: the model_host default */
+    uint64_t bytes;
+    uint64_t blocks;         /* kernels */
+    int threads_per_block;   /* kernels */
+} model_op_t;
+
+typedef struct model_input {
+    model_op_t *ops;
+    size_t count;
+    int devices;
+    int events;
+    bool legacy_default;     /* default-stream ops have legacy semantics */
+    model_device_t dev;
+    model_host_t host;
+} model_input_t;
+
+/* Simulate; fills tl (ops in the same order as the input, host issue bookkeeping
+ * excluded: only H2D/KERNEL/D2H/HOST appear) and tl->total_us = time at which the
+ * host returns from the last op (or the last device op ends, whichever is later). */
+int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err);
+
+/* The simulated H100 (sim backend defaults, measured on the lent H100s). */
+void model_default_device(model_device_t *d);
+void model_default_host(model_host_t *h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,67 @@
+/* plan.h — an experiment's work as the host issues it: a list of operations in issue
+ * order (copy, kernel, host work, event record/wait, stream query, synchronise), each
+ * with its stream, chunk and element range. One plan serves every backend: the CUDA
+ * backend executes it call by call, the simulator and the predictor replay it on the
+ * engine-queue model. Chunking is exact: chunk c covers [offset, offset + count) and
+ * the chunks of a plan cover every element once (plan_check_coverage proves it). */
+#ifndef STREAMLAB_PLAN_H
+#define STREAMLAB_PLAN_H
+
+#include "backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    PLAN_H2D,        /* copy host -> device */
+    PLAN_KERNEL,     /* kernel over [offset, offset+count) */
+    PLAN_D2H,        /* copy device -> host */
+    PLAN_HOST,       /* the host computes [offset, offset+count) itself */
+    PLAN_QUERY,      /* cudaStreamQuery(stream): the WDDM flush */
+    PLAN_SYNC,       /* host waits for every issued op (cudaDeviceSynchronize on each device) */
+} plan_kind_t;
+
+#define PLAN_STREAM_DEFAULT (-1) /* the default stream (legacy or per-thread per spec) */
+
+typedef struct plan_op {
+    plan_kind_t kind;
+    int device;       /* index into spec->devices (0 for single-device variants) */
+    int stream;       /* 0..streams-1, or PLAN_STREAM_DEFAULT */
+    int chunk;
+    uint64_t offset;  /* first element */
+    uint64_t count;   /* elements */
+    bool blocking;    /* the host waits for this op to finish (cudaMemcpy, pageable copies) */
+    int wait_event;   /* before this op the stream waits for that event (-1: none) */
+    int record_event; /* after this op an event is recorded in its stream (-1: none) */
+} plan_op_t;
+
+typedef struct plan {
+    plan_op_t *ops;
+    size_t count, cap;
+    int streams;       /* streams per device created by the pipeline (0: default stream only) */
+    int devices;       /* devices used */
+    int events;        /* events used by wait/record */
+    bool legacy_default; /* default-stream ops follow legacy semantics */
+    uint64_t size;
+    char why[256];     /* tuned: what was chosen and why */
+} plan_t;
+
+/* Build the issue order of spec's variant. The tuned variant is resolved by the caller
+ * (gpu/tuned.c) into a concrete spec first. */
+int plan_build(const spec_t *spec, plan_t *plan, sl_error_t *err);
+void plan_free(plan_t *plan);
+/* Every element in [0, size) is covered by exactly one kernel or host op, and each
+ * device-side kernel chunk has its H2D and D2H over the same range. */
+int plan_check_coverage(const plan_t *plan, sl_error_t *err);
+/* Chunk c of n over size elements: the first size % n chunks get one more element. */
+void plan_chunk_range(uint64_t size, int n, int c, uint64_t *offset, uint64_t *count);
+/* Blocks a kernel launch over count elements uses (grid size). */
+uint64_t plan_kernel_blocks(const spec_t *spec, const device_info_t *dev, uint64_t count);
+/* Blocks per SM for a block size on this device (occupancy by threads and block limits). */
+int plan_blocks_per_sm(const device_info_t *dev, int block_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,211 @@
+/* handlers_experiments.c — /api/experiments: create (validate, check against the
+ * machine, store as queued, wake a worker), list with filters and paging, get, cancel,
+ * the per-op timeline and its Chrome Trace Event export. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+#include "queue.h"
+#include "spec.h"
+
+/* Refuse new work when the queue is full (429 with Retry-After). */
+bool queue_has_room_for(request_t *req, store_t *store, long long adding) {
+    store_counts_t c;
+    sl_error_t err = {0};
+    if (store_count_by_status(store, &c, &err)) {
+        reply_error(req, &err);
+        return false;
+    }
+    if (c.queued + adding > req->app->cfg.queue_max) {
+        req->retry_after_s = 5;
+        reply_errorf(req, SL_E_BUSY, NULL, "the queue holds %lld experiments; the limit is %d", c.queued,
+                     req->app->cfg.queue_max);
+        return false;
+    }
+    return true;
+}
+
+void handle_experiment_create(request_t *req) {
+    sl_error_t err = {0};
+    json_t *body = request_json(req);
+    if (!body)
+        return;
+    spec_t spec;
+    store_t *store = NULL;
+    json_t *full = NULL;
+    if (spec_from_json(body, &spec, &err) || backend_check(&spec, &req->app->machine, &err)) {
+        reply_error(req, &err);
+        goto done;
+    }
+    if (!(store = app_store(req->app, &err))) {
+        reply_error(req, &err);
+        goto done;
+    }
+    if (!queue_has_room_for(req, store, 1))
+        goto done;
+    full = spec_to_json(&spec);
+    char id[40];
+    app_new_id("e-", id);
+    store_new_experiment_t e = {.id = id, .machine_id = req->app->machine.id, .spec = &spec, .spec_json = full};
+    if (!full || store_insert_experiment(store, &e, &err)) {
+        if (!full)
+            sl_error_set(&err, SL_E_NOMEM, "", "out of memory");
+        reply_error(req, &err);
+        goto done;
+    }
+    queue_notify(req->app->queue);
+    json_t *exp = store_experiment_json(store, id, &err);
+    if (!exp) {
+        reply_error(req, &err);
+        goto done;
+    }
+    snprintf(req->location, sizeof req->location, "/api/experiments/%s", id);
+    reply_json(req, 202, exp);
+done:
+    json_decref(full);
+    json_decref(body);
+}
+
+static bool parse_count_arg(request_t *req, const char *name, long long lo, long long hi, long long *out) {
+    const char *v = request_arg(req, name);
+    if (!v || !*v)
+        return true;
+    char *end;
+    long long x = strtoll(v, &end, 10);
+    if (*end || x < lo || x > hi) {
+        reply_errorf(req, SL_E_INVALID, name, "%s must be an integer from %lld to %lld", name, lo, hi);
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+static const char *nonempty(const char *s) {
+    return s && *s ? s : NULL;
+}
+
+void handle_experiments_list(request_t *req) {
+    sl_error_t err = {0};
+    store_filter_t f = {0};
+    long long limit = 50, size = 0, streams = 0;
+    if (!parse_count_arg(req, "limit", 1, 500, &limit) || !parse_count_arg(req, "size", 1, 1ll << 40, &size) ||
+        !parse_count_arg(req, "streams", 1, SPEC_MAX_STREAMS, &streams))
+        return;
+    f.limit = (int)limit;
+    f.size = size;
+    f.streams = streams;
+    f.status = nonempty(request_arg(req, "status"));
+    f.variant = nonempty(request_arg(req, "variant"));
+    f.machine = nonempty(request_arg(req, "machine"));
+    f.sweep = nonempty(request_arg(req, "sweep"));
+    f.label = request_arg(req, "label");
+    f.before = nonempty(request_arg(req, "before"));
+    static const char *const statuses[] = {"queued", "running", "done", "failed", "cancelled"};
+    if (f.status && sl_enum_parse(statuses, 5, f.status) < 0) {
+        reply_errorf(req, SL_E_INVALID, "status", "status must be one of queued, running, done, failed, cancelled");
+        return;
+    }
+    if (f.variant && sl_enum_parse(variant_names, VARIANT__COUNT, f.variant) < 0) {
+        reply_errorf(req, SL_E_INVALID, "variant", "unknown variant \"%.64s\"", f.variant);
+        return;
+    }
+    store_t *store = app_store(req->app, &err);
+    json_t *out = store ? store_list_experiments(store, &f, &err) : NULL;
+    if (!out)
+        reply_error(req, &err);
+    else
+        reply_json(req, 200, out);
+}
+
+void handle_experiment_get(request_t *req) {
+    sl_error_t err = {0};
+    store_t *store = app_store(req->app, &err);
+    json_t *out = store ? store_experiment_json(store, req->params[0], &err) : NULL;
+    if (!out)
+        reply_error(req, &err);
+    else
+        reply_json(req, 200, out);
+}
+
+void handle_experiment_cancel(request_t *req) {
+    sl_error_t err = {0};
+    store_t *store = app_store(req->app, &err);
+    if (!store || store_cancel_experiment(store, req->params[0], &err)) {
+        reply_error(req, &err);
+        return;
+    }
+    json_t *out = store_experiment_json(store, req->params[0], &err);
+    if (!out)
+        reply_error(req, &err);
+    else
+        reply_json(req, 200, out);
+}
+
+static json_t *timeline_for(request_t *req) {
+    sl_error_t err = {0};
+    long long rep = -1;
+    if (!parse_count_arg(req, "rep", 0, SPEC_MAX_REPS, &rep))
+        return NULL;
+    store_t *store = app_store(req->app, &err);
+    json_t *tl = store ? store_timeline_json(store, req->params[0], (int)rep, &err) : NULL;
+    if (!tl)
+        reply_error(req, &err);
+    return tl;
+}
+
+void handle_experiment_timeline(request_t *req) {
+    json_t *tl = timeline_for(req);
+    if (tl)
+        reply_json(req, 200, tl);
+}
+
+/* Chrome Trace Event format: a process per device, a thread per stream ("stream N";
+ * host work on "host"), complete events ("ph":"X") with ts and dur in µs. */
+void handle_experiment_trace(request_t *req) {
+    json_t *tl = timeline_for(req);
+    if (!tl)
+        return;
+    json_t *events = json_array();
+    json_t *ops = json_object_get(tl, "ops");
+    size_t i;
+    json_t *op;
+    bool seen_pid[SPEC_MAX_DEVICES] = {0};
+    json_t *seen_tid = json_object(); /* "pid/tid" -> true */
+    json_array_foreach(ops, i, op) {
+        int dev = (int)json_integer_value(json_object_get(op, "device"));
+        int stream = (int)json_integer_value(json_object_get(op, "stream"));
+        int tid = stream < 0 ? 100000 : stream;
+        if (dev >= 0 && dev < SPEC_MAX_DEVICES && !seen_pid[dev]) {
+            seen_pid[dev] = true;
+            char name[64];
+            snprintf(name, sizeof name, "device %d", dev);
+            json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "process_name", "ph",
+                                                    "M", "pid", dev, "tid", 0, "args", "name", name));
+        }
+        char key[32];
+        snprintf(key, sizeof key, "%d/%d", dev, tid);
+        if (!json_object_get(seen_tid, key)) {
+            json_object_set_new(seen_tid, key, json_true());
+            char name[32];
+            if (stream < 0)
+                snprintf(name, sizeof name, "host");
+            else
+                snprintf(name, sizeof name, "stream %d", stream);
+            json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name", "ph",
+                                                    "M", "pid", dev, "tid", tid, "args", "name", name));
+        }
+        double start = json_number_value(json_object_get(op, "start_us"));
+        double end = json_number_value(json_object_get(op, "end_us"));
+        const char *kind = json_string_value(json_object_get(op, "op"));
+        json_t *args = json_pack("{s:O, s:O}", "chunk", json_object_get(op, "chunk"), "bytes", json_object_get(op, "bytes"));
+        json_array_append_new(events, json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i, s:o}", "name", kind ? kind : "op",
+                                                "cat", kind ? kind : "op", "ph", "X", "ts", start, "dur",
+                                                end > start ? end - start : 0.0, "pid", dev, "tid", tid, "args", args));
+    }
+    json_decref(seen_tid);
+    json_t *out = json_pack("{s:o, s:s, s:{s:O, s:O}}", "traceEvents", events, "displayTimeUnit", "ms", "metadata",
+                            "experiment", json_object_get(tl, "experiment"), "rep", json_object_get(tl, "rep"));
+    json_decref(tl);
+    reply_json(req, 200, out);
+}

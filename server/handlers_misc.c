@@ -1,0 +1,93 @@
+/* handlers_misc.c — /api/health, /api/machines and /metrics. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+#include "metrics.h"
+
+void handle_health(request_t *req) {
+    sl_error_t err = {0};
+    store_counts_t c = {0};
+    store_t *store = app_store(req->app, &err);
+    if (!store || store_count_by_status(store, &c, &err)) {
+        reply_error(req, &err);
+        return;
+    }
+    reply_json(req, 200,
+               json_pack("{s:s, s:s, s:s, s:i, s:I, s:I, s:s, s:b}", "status", "ok", "version", STREAMLAB_VERSION,
+                         "backend", backend_names[req->app->machine.backend], "devices", req->app->machine.device_count,
+                         "queue_depth", (json_int_t)c.queued, "running", (json_int_t)c.running, "machine_id",
+                         req->app->machine.id, "cuda_compiled_in", cuda_compiled_in()));
+}
+
+void handle_machines_list(request_t *req) {
+    sl_error_t err = {0};
+    store_t *store = app_store(req->app, &err);
+    json_t *items = store ? store_list_machines(store, &err) : NULL;
+    if (!items)
+        reply_error(req, &err);
+    else
+        reply_json(req, 200, json_pack("{s:o, s:s}", "items", items, "this", req->app->machine.id));
+}
+
+void handle_machine_get(request_t *req) {
+    sl_error_t err = {0};
+    store_t *store = app_store(req->app, &err);
+    json_t *m = store ? store_machine_json(store, req->params[0], &err) : NULL;
+    if (!m)
+        reply_error(req, &err);
+    else
+        reply_json(req, 200, m);
+}
+
+void handle_metrics(request_t *req) {
+    sl_error_t err = {0};
+    store_counts_t c = {0};
+    store_t *store = app_store(req->app, &err);
+    if (!store || store_count_by_status(store, &c, &err)) {
+        reply_error(req, &err);
+        return;
+    }
+    char *counters = metrics_render_counters();
+    char head[2048];
+    int n = snprintf(head, sizeof head,
+                     "# HELP streamlab_queue_depth Experiments waiting to run.\n"
+                     "# TYPE streamlab_queue_depth gauge\n"
+                     "streamlab_queue_depth %lld\n"
+                     "# HELP streamlab_experiments Experiments in the store, by status.\n"
+                     "# TYPE streamlab_experiments gauge\n"
+                     "streamlab_experiments{status=\"queued\"} %lld\n"
+                     "streamlab_experiments{status=\"running\"} %lld\n"
+                     "streamlab_experiments{status=\"done\"} %lld\n"
+                     "streamlab_experiments{status=\"failed\"} %lld\n"
+                     "streamlab_experiments{status=\"cancelled\"} %lld\n",
+                     c.queued, c.queued, c.running, c.done, c.failed, c.cancelled);
+    size_t cap = (size_t)n + (counters ? strlen(counters) : 0) + 4096;
+    char *text = malloc(cap);
+    if (!text) {
+        free(counters);
+        reply_errorf(req, SL_E_NOMEM, NULL, "out of memory");
+        return;
+    }
+    size_t len = (size_t)snprintf(text, cap, "%s%s", head, counters ? counters : "");
+    const machine_info_t *m = &req->app->machine;
+    len += (size_t)snprintf(text + len, cap - len,
+                            "# HELP streamlab_calibration_gbps Calibrated copy bandwidth per device and direction.\n"
+                            "# TYPE streamlab_calibration_gbps gauge\n");
+    for (int i = 0; i < m->device_count && len < cap - 256; i++) {
+        const calibration_t *cb = &m->devices[i].calib;
+        if (!cb->valid)
+            continue;
+        len += (size_t)snprintf(text + len, cap - len,
+                                "streamlab_calibration_gbps{device=\"%d\",direction=\"h2d\"} %.3f\n"
+                                "streamlab_calibration_gbps{device=\"%d\",direction=\"d2h\"} %.3f\n"
+                                "streamlab_calibration_gbps{device=\"%d\",direction=\"bidirectional\"} %.3f\n",
+                                i, cb->h2d_gbps, i, cb->d2h_gbps, i, cb->bidir_gbps);
+    }
+    free(counters);
+    req->status = 200;
+    req->text = text;
+    req->text_len = len;
+    req->text_type = "text/plain; version=0.0.4; charset=utf-8";
+}
