@@ -82,9 +82,10 @@ run: deps all
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ) $(filter-out $(BUILD)/obj/server/main.o,$(SERVER_OBJ))
+UNIT_LINK := $(filter-out $(BUILD)/obj/server/main.o,$(SERVER_OBJ)) $(BUILD)/obj/tests/unit/support.o $(CORE_OBJ)
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(UNIT_LINK)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(filter-out $(BUILD)/obj/server/main.o,$(SERVER_OBJ)) $(CORE_OBJ) $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(UNIT_LINK) $(LDLIBS)
 
 test-unit: $(UNIT_BIN)
 	@sh tests/run_unit.sh $(UNIT_BIN)

@@ -68,7 +68,7 @@ void spec_defaults(spec_t *spec, variant_t variant) {
     spec->variant = variant;
     spec->size = 1u << 22;        /* the seed's first size (000: "~4M (1 << 22)") */
     spec->streams = 4;            /* the seed's stream count */
-    spec->chunks = 0;             /* 0 until filled: defaults to streams */
+    spec->chunks = 4;             /* = streams; the parser sets it from the given streams */
     spec->kernel = KERNEL_BLOG;
     spec->kernel_iters = 1;
     spec->block_size = 256;

@@ -1,0 +1,422 @@
+/* test_model.c — the engine-queue model against timelines computed by hand, and the
+ * plans (issue orders, exact uneven chunking) it replays. Host costs are zero and the
+ * bidirectional derate 1 unless a test is about them, so every time below can be
+ * checked with a pencil: H = H2D, K = kernel, D = D2H, times in µs. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "../../gpu/model.h"
+#include "../../gpu/plan.h"
+#include "../../gpu/sim.h"
+
+/* A model input over `n` ops (owned by the caller's static array). */
+static model_input_t input(model_op_t *ops, size_t n, int copy_engines, int connections) {
+    model_input_t in = {.ops = ops, .count = n, .devices = 1, .events = 0, .legacy_default = false};
+    model_default_device(&in.dev);
+    in.dev.copy_engines = copy_engines;
+    in.dev.connections = connections;
+    in.dev.bidir_derate = 1.0;
+    in.host = (model_host_t){0};
+    return in;
+}
+
+static model_op_t op(plan_kind_t kind, int stream, int chunk, double us) {
+    model_op_t o = {.kind = kind, .stream = stream, .chunk = chunk, .alone_us = us, .wait_event = -1,
+                    .record_event = -1, .host_us = -1, .threads_per_block = 256};
+    if (kind == PLAN_KERNEL)
+        o.blocks = 1u << 20; /* fills the GPU: kernels do not share the SMs */
+    if (kind == PLAN_H2D || kind == PLAN_D2H)
+        o.bytes = 1000;
+    return o;
+}
+
+/* The depth-first (v1) or breadth-first (v2) issue order of `streams` chunks. */
+static size_t pipeline(model_op_t *ops, int streams, bool breadth_first, double h, double k, double d) {
+    size_t n = 0;
+    if (breadth_first) {
+        for (int s = 0; s < streams; s++) ops[n++] = op(PLAN_H2D, s, s, h);
+        for (int s = 0; s < streams; s++) ops[n++] = op(PLAN_KERNEL, s, s, k);
+        for (int s = 0; s < streams; s++) ops[n++] = op(PLAN_D2H, s, s, d);
+    } else {
+        for (int s = 0; s < streams; s++) {
+            ops[n++] = op(PLAN_H2D, s, s, h);
+            ops[n++] = op(PLAN_KERNEL, s, s, k);
+            ops[n++] = op(PLAN_D2H, s, s, d);
+        }
+    }
+    return n;
+}
+
+static double simulate(model_input_t *in, timeline_t *tl) {
+    sl_error_t err = {0};
+    int rc = model_simulate(in, tl, &err);
+    if (rc) {
+        fprintf(stderr, "  model_simulate: %s\n", err.message);
+        return -1;
+    }
+    return tl->total_us;
+}
+
+static double total_of(model_op_t *ops, size_t n, int engines, int conns) {
+    model_input_t in = input(ops, n, engines, conns);
+    timeline_t tl;
+    double t = simulate(&in, &tl);
+    timeline_free(&tl);
+    return t;
+}
+
+/* find the event of (op, chunk) in a timeline */
+static const op_event_t *find(const timeline_t *tl, op_kind_t kind, int chunk) {
+    for (size_t i = 0; i < tl->count; i++)
+        if (tl->ops[i].op == kind && tl->ops[i].chunk == chunk)
+            return &tl->ops[i];
+    return NULL;
+}
+
+TEST(one_stream_is_strictly_serial) {
+    model_op_t ops[12];
+    size_t n = 0;
+    for (int c = 0; c < 4; c++) { /* one stream, 4 chunks: H 10, K 5, D 10 each */
+        ops[n++] = op(PLAN_H2D, 0, c, 10);
+        ops[n++] = op(PLAN_KERNEL, 0, c, 5);
+        ops[n++] = op(PLAN_D2H, 0, c, 10);
+    }
+    model_input_t in = input(ops, n, 2, 8);
+    timeline_t tl;
+    CHECK_NEAR(100.0, simulate(&in, &tl), 1e-6);
+    /* every op starts when the one before it ends */
+    for (size_t i = 1; i < tl.count; i++)
+        CHECK_NEAR(tl.ops[i - 1].end_us, tl.ops[i].start_us, 1e-6);
+    timeline_free(&tl);
+}
+
+TEST(two_streams_overlap_copy_with_compute) {
+    model_op_t ops[6];
+    size_t n = pipeline(ops, 2, false, 10, 5, 10);
+    model_input_t in = input(ops, n, 2, 8);
+    timeline_t tl;
+    /* H0 0-10, K0 10-15, D0 15-25; H1 10-20 (stream 1, while K0 runs), K1 20-25, D1 25-35 */
+    CHECK_NEAR(35.0, simulate(&in, &tl), 1e-6);
+    const op_event_t *h1 = find(&tl, OP_H2D, 1), *k0 = find(&tl, OP_KERNEL, 0), *d1 = find(&tl, OP_D2H, 1);
+    CHECK(h1 && k0 && d1);
+    if (h1 && k0 && d1) {
+        CHECK_NEAR(10.0, h1->start_us, 1e-6);
+        CHECK(h1->start_us < k0->end_us && k0->start_us < h1->end_us); /* copy overlaps compute */
+        CHECK_NEAR(25.0, d1->start_us, 1e-6);                         /* D2H engine is FIFO */
+    }
+    timeline_free(&tl);
+}
+
+/* 004_10b3d3af55bdd136.txt: one copy engine -> the 2nd approach (breadth-first) is
+ * faster; two copy engines without Hyper-Q (C2050) -> the 1st (depth-first) is
+ * faster; with Hyper-Q either performs. 4 streams, H = K = D = 10. */
+TEST(one_copy_engine_breadth_first_wins) {
+    model_op_t v1[12], v2[12];
+    size_t n1 = pipeline(v1, 4, false, 10, 10, 10), n2 = pipeline(v2, 4, true, 10, 10, 10);
+    double t1 = total_of(v1, n1, 1, 1), t2 = total_of(v2, n2, 1, 1);
+    CHECK_NEAR(120.0, t1, 1e-6); /* D0 blocks H1 in the one copy queue: fully serial */
+    CHECK_NEAR(90.0, t2, 1e-6);  /* H 0-40, kernels signal at 50, D 50-90 */
+    CHECK(t2 < t1);
+}
+
+TEST(two_copy_engines_without_hyperq_depth_first_wins) {
+    model_op_t v1[12], v2[12];
+    size_t n1 = pipeline(v1, 4, false, 10, 10, 10), n2 = pipeline(v2, 4, true, 10, 10, 10);
+    double t1 = total_of(v1, n1, 2, 1), t2 = total_of(v2, n2, 2, 1);
+    CHECK_NEAR(60.0, t1, 1e-6); /* the three engines pipeline */
+    CHECK_NEAR(90.0, t2, 1e-6); /* back-to-back kernels signal only when the last ends (50) */
+    CHECK(t1 < t2);
+}
+
+TEST(hyperq_either_order_performs) {
+    model_op_t v1[12], v2[12];
+    size_t n1 = pipeline(v1, 4, false, 10, 10, 10), n2 = pipeline(v2, 4, true, 10, 10, 10);
+    CHECK_NEAR(60.0, total_of(v1, n1, 2, 8), 1e-6);
+    CHECK_NEAR(60.0, total_of(v2, n2, 2, 8), 1e-6);
+    CHECK_NEAR(120.0, total_of(v1, n1, 1, 8), 1e-6 + 60); /* one engine: still at most serial */
+}
+
+TEST(connection_limit_makes_false_dependencies) {
+    /* 4 streams depth-first, H 10, K 25 on half the GPU, D 10. With 8 connections:
+     * H 0-40; K0 10-35, K1 20-45, K2 35-60, K3 45-70; D 35-45, 45-55, 60-70, 70-80.
+     * With 2 connections H2 queues behind D0 (waiting for K0) and H3 behind D1:
+     * H2 35-45, H3 45-55, K2 45-70, K3 55-80, D2 70-80, D3 80-90. */
+    model_op_t ops[12];
+    size_t n = pipeline(ops, 4, false, 10, 25, 10);
+    for (size_t i = 0; i < n; i++)
+        if (ops[i].kind == PLAN_KERNEL)
+            ops[i].blocks = 132 * 8 / 2; /* 256-thread blocks: 8 per SM; half the GPU */
+    CHECK_NEAR(80.0, total_of(ops, n, 2, 8), 1e-6);
+    CHECK_NEAR(90.0, total_of(ops, n, 2, 2), 1e-6);
+}
+
+TEST(small_kernels_share_the_sms) {
+    /* three kernels of 100 µs each filling a third of the GPU run side by side */
+    model_op_t ops[3];
+    for (int s = 0; s < 3; s++) {
+        ops[s] = op(PLAN_KERNEL, s, s, 100);
+        ops[s].blocks = 132 * 8 / 3;
+    }
+    CHECK_NEAR(100.0, total_of(ops, 3, 2, 8), 1e-6);
+    /* filling the GPU, they run one after another */
+    for (int s = 0; s < 3; s++)
+        ops[s].blocks = 132 * 8;
+    CHECK_NEAR(300.0, total_of(ops, 3, 2, 8), 1e-6);
+}
+
+TEST(bidirectional_copies_slow_each_other) {
+    model_op_t ops[2] = {op(PLAN_H2D, 0, 0, 100), op(PLAN_D2H, 1, 1, 100)};
+    model_input_t in = input(ops, 2, 2, 8);
+    in.dev.bidir_derate = 0.5;
+    timeline_t tl;
+    CHECK_NEAR(200.0, simulate(&in, &tl), 1e-6); /* both at half speed the whole time */
+    timeline_free(&tl);
+    in.dev.bidir_derate = 50.2 / 54.5; /* the H100's */
+    CHECK_NEAR(100.0 * 54.5 / 50.2, simulate(&in, &tl), 1e-6);
+    timeline_free(&tl);
+    in.dev.copy_engines = 1; /* one engine: one after the other, at full speed */
+    CHECK_NEAR(200.0, simulate(&in, &tl), 1e-6);
+    timeline_free(&tl);
+}
+
+TEST(host_submission_costs_serialise_issue) {
+    model_op_t ops[3];
+    for (int s = 0; s < 3; s++) {
+        ops[s] = op(PLAN_KERNEL, s, s, 1);
+        ops[s].blocks = 1; /* tiny: they could all run at once */
+    }
+    model_input_t in = input(ops, 3, 2, 8);
+    in.host.kernel_launch_us = 4;
+    timeline_t tl;
+    CHECK_NEAR(13.0, simulate(&in, &tl), 1e-6); /* launched at 4, 8, 12; the last ends at 13 */
+    CHECK_NEAR(8.0, tl.ops[1].start_us, 1e-6);
+    timeline_free(&tl);
+}
+
+TEST(blocking_copy_holds_the_host) {
+    model_op_t ops[2] = {op(PLAN_H2D, 0, 0, 100), op(PLAN_KERNEL, 1, 1, 10)};
+    ops[0].blocking = true; /* pageable memory or cudaMemcpy */
+    model_input_t in = input(ops, 2, 2, 8);
+    timeline_t tl;
+    CHECK_NEAR(110.0, simulate(&in, &tl), 1e-6);
+    CHECK_NEAR(100.0, tl.ops[1].start_us, 1e-6);
+    timeline_free(&tl);
+    ops[0].blocking = false; /* pinned and async: the kernel (another stream) starts at once */
+    CHECK_NEAR(100.0, simulate(&in, &tl), 1e-6);
+    CHECK_NEAR(0.0, tl.ops[1].start_us, 1e-6);
+    timeline_free(&tl);
+}
+
+TEST(legacy_default_stream_synchronises) {
+    /* stream 0: kernel 100; default stream: H2D 10; stream 1: D2H 10 */
+    model_op_t ops[3] = {op(PLAN_KERNEL, 0, 0, 100), op(PLAN_H2D, PLAN_STREAM_DEFAULT, 1, 10), op(PLAN_D2H, 1, 2, 10)};
+    model_input_t in = input(ops, 3, 2, 8);
+    in.legacy_default = true;
+    timeline_t tl;
+    CHECK_NEAR(120.0, simulate(&in, &tl), 1e-6); /* H2D waits for the kernel, the D2H for the H2D */
+    CHECK_NEAR(100.0, tl.ops[1].start_us, 1e-6);
+    CHECK_NEAR(110.0, tl.ops[2].start_us, 1e-6);
+    timeline_free(&tl);
+    in.legacy_default = false; /* per-thread default stream: no implicit synchronisation */
+    CHECK_NEAR(100.0, simulate(&in, &tl), 1e-6);
+    CHECK_NEAR(0.0, tl.ops[1].start_us, 1e-6);
+    timeline_free(&tl);
+    /* a non-blocking stream ignores the legacy stream */
+    in.legacy_default = true;
+    ops[2].non_blocking_stream = true;
+    ops[0].non_blocking_stream = true;
+    CHECK_NEAR(100.0, simulate(&in, &tl), 1e-6);
+    timeline_free(&tl);
+}
+
+TEST(events_chain_work_across_streams) {
+    /* engine_streams: H in stream 0 records e0; K in stream 1 waits e0 */
+    model_op_t ops[2] = {op(PLAN_H2D, 0, 0, 10), op(PLAN_KERNEL, 1, 0, 5)};
+    ops[0].record_event = 0;
+    ops[1].wait_event = 0;
+    model_input_t in = input(ops, 2, 2, 8);
+    in.events = 1;
+    timeline_t tl;
+    CHECK_NEAR(15.0, simulate(&in, &tl), 1e-6);
+    CHECK_NEAR(10.0, tl.ops[1].start_us, 1e-6);
+    timeline_free(&tl);
+}
+
+TEST(bad_input_is_refused) {
+    model_op_t ops[1] = {op(PLAN_H2D, 0, 0, -5)};
+    model_input_t in = input(ops, 1, 2, 8);
+    timeline_t tl;
+    sl_error_t err = {0};
+    CHECK_INT(SL_E_INVALID, model_simulate(&in, &tl, &err));
+    ops[0].alone_us = 1;
+    ops[0].wait_event = 3; /* no such event */
+    CHECK_INT(SL_E_INVALID, model_simulate(&in, &tl, &err));
+}
+
+/* ---- plans ---- */
+
+TEST(uneven_chunks_are_exact) {
+    uint64_t off, n, next = 0;
+    for (int c = 0; c < 3; c++) { /* 10 elements over 3 chunks: 4, 3, 3 */
+        plan_chunk_range(10, 3, c, &off, &n);
+        CHECK_INT(next, off);
+        CHECK_INT(c == 0 ? 4 : 3, n);
+        next = off + n;
+    }
+    CHECK_INT(10, next);
+    spec_t s;
+    spec_defaults(&s, VARIANT_ASYNC_V1);
+    s.size = 1000003; /* prime: divisible by neither streams nor block size */
+    s.streams = 7;
+    s.chunks = 13;
+    plan_t p;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, plan_build(&s, &p, &err));
+    CHECK_INT(SL_OK, plan_check_coverage(&p, &err));
+    CHECK_INT(13 * 3 + 1, p.count); /* + the final synchronise */
+    plan_free(&p);
+}
+
+TEST(coverage_check_catches_gaps_and_overlaps) {
+    spec_t s;
+    spec_defaults(&s, VARIANT_ASYNC_V1);
+    s.size = 100;
+    s.chunks = 4;
+    plan_t p;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, plan_build(&s, &p, &err));
+    p.ops[1].count -= 1; /* the first kernel misses an element */
+    CHECK(plan_check_coverage(&p, &err) != SL_OK);
+    p.ops[1].count += 2; /* now it overlaps the next chunk */
+    CHECK(plan_check_coverage(&p, &err) != SL_OK);
+    plan_free(&p);
+}
+
+TEST(issue_orders_of_the_variants) {
+    spec_t s;
+    spec_defaults(&s, VARIANT_ASYNC_V2);
+    s.streams = s.chunks = 3;
+    plan_t p;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, plan_build(&s, &p, &err));
+    static const plan_kind_t v2[] = {PLAN_H2D, PLAN_H2D, PLAN_H2D, PLAN_KERNEL, PLAN_KERNEL, PLAN_KERNEL,
+                                     PLAN_D2H, PLAN_D2H, PLAN_D2H, PLAN_SYNC};
+    CHECK_INT(10, p.count);
+    for (size_t i = 0; i < p.count && i < 10; i++)
+        CHECK_INT(v2[i], p.ops[i].kind);
+    plan_free(&p);
+    spec_defaults(&s, VARIANT_ENGINE_STREAMS);
+    s.streams = 3;
+    s.chunks = 2;
+    CHECK_INT(SL_OK, plan_build(&s, &p, &err));
+    CHECK_INT(0, p.ops[0].stream);      /* H2D stream */
+    CHECK_INT(1, p.ops[1].stream);      /* compute stream waits the H2D's event */
+    CHECK_INT(p.ops[0].record_event, p.ops[1].wait_event);
+    CHECK_INT(2, p.ops[2].stream);      /* D2H stream waits the kernel's event */
+    CHECK_INT(p.ops[1].record_event, p.ops[2].wait_event);
+    plan_free(&p);
+    spec_defaults(&s, VARIANT_SEQUENTIAL);
+    s.chunks = 1;
+    CHECK_INT(SL_OK, plan_build(&s, &p, &err));
+    CHECK(p.ops[0].blocking && p.ops[0].stream == PLAN_STREAM_DEFAULT);
+    plan_free(&p);
+}
+
+TEST(sim_pageable_copies_do_not_overlap_kernels) {
+    machine_info_t m;
+    machine_discover(&m, true, "");
+    spec_t s;
+    spec_defaults(&s, VARIANT_ASYNC_V1);
+    s.host_memory = HOSTMEM_PAGEABLE;
+    s.reps = 1;
+    result_t r;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
+    const timeline_t *tl = &r.timelines[0];
+    for (size_t i = 0; i < tl->count; i++)
+        for (size_t j = 0; j < tl->count; j++)
+            if (tl->ops[i].op == OP_H2D && tl->ops[j].op == OP_KERNEL)
+                CHECK(!(tl->ops[i].start_us < tl->ops[j].end_us - 1e-9 && tl->ops[j].start_us < tl->ops[i].end_us - 1e-9));
+    result_free(&r);
+    /* pinned: the same spec overlaps and is faster */
+    spec_t pinned = s;
+    pinned.host_memory = HOSTMEM_PINNED;
+    result_t rp;
+    CHECK_INT(SL_OK, backend_run(&pinned, &m, &rp, &err));
+    CHECK(rp.overlap > 0.1);
+    result_free(&rp);
+}
+
+TEST(sim_streams_beat_sequential_and_respect_the_floor) {
+    machine_info_t m;
+    machine_discover(&m, true, "");
+    double seq_ms = 0;
+    for (int v = 0; v < 2; v++) {
+        spec_t s;
+        spec_defaults(&s, v == 0 ? VARIANT_SEQUENTIAL : VARIANT_ASYNC_V1);
+        s.size = 1u << 25;
+        s.streams = s.chunks = v == 0 ? 1 : 8;
+        s.reps = 1;
+        result_t r;
+        sl_error_t err = {0};
+        CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
+        CHECK(r.verified);
+        CHECK(r.total_ms.median >= r.floor_ms); /* nothing beats the floor */
+        CHECK_NEAR(2.674, r.floor_ms, 0.01);    /* 2^25 floats each way at 50.2 GB/s */
+        if (v == 0)
+            seq_ms = r.total_ms.median;
+        else
+            CHECK(r.total_ms.median < 0.7 * seq_ms);
+        result_free(&r);
+    }
+}
+
+TEST(tuned_beats_the_fixed_variants_on_the_model) {
+    machine_info_t m;
+    machine_discover(&m, true, "");
+    spec_t s;
+    spec_defaults(&s, VARIANT_TUNED);
+    s.size = 1u << 22;
+    s.reps = 1;
+    result_t tuned;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, backend_run(&s, &m, &tuned, &err));
+    static const variant_t fixed[] = {VARIANT_SEQUENTIAL, VARIANT_ASYNC_V1, VARIANT_ASYNC_V2};
+    for (size_t v = 0; v < 3; v++) {
+        for (int streams = 1; streams <= 32; streams *= 2) {
+            spec_t f = s;
+            f.variant = fixed[v];
+            f.streams = f.chunks = fixed[v] == VARIANT_SEQUENTIAL ? 1 : streams;
+            result_t r;
+            CHECK_INT(SL_OK, backend_run(&f, &m, &r, &err));
+            CHECK(tuned.total_ms.median <= r.total_ms.median + 1e-9);
+            result_free(&r);
+        }
+    }
+    CHECK(tuned.extra != NULL);
+    result_free(&tuned);
+}
+
+static const check_test_t tests[] = {
+    TEST_ENTRY(one_stream_is_strictly_serial),
+    TEST_ENTRY(two_streams_overlap_copy_with_compute),
+    TEST_ENTRY(one_copy_engine_breadth_first_wins),
+    TEST_ENTRY(two_copy_engines_without_hyperq_depth_first_wins),
+    TEST_ENTRY(hyperq_either_order_performs),
+    TEST_ENTRY(connection_limit_makes_false_dependencies),
+    TEST_ENTRY(small_kernels_share_the_sms),
+    TEST_ENTRY(bidirectional_copies_slow_each_other),
+    TEST_ENTRY(host_submission_costs_serialise_issue),
+    TEST_ENTRY(blocking_copy_holds_the_host),
+    TEST_ENTRY(legacy_default_stream_synchronises),
+    TEST_ENTRY(events_chain_work_across_streams),
+    TEST_ENTRY(bad_input_is_refused),
+    TEST_ENTRY(uneven_chunks_are_exact),
+    TEST_ENTRY(coverage_check_catches_gaps_and_overlaps),
+    TEST_ENTRY(issue_orders_of_the_variants),
+    TEST_ENTRY(sim_pageable_copies_do_not_overlap_kernels),
+    TEST_ENTRY(sim_streams_beat_sequential_and_respect_the_floor),
+    TEST_ENTRY(tuned_beats_the_fixed_variants_on_the_model),
+};
+
+CHECK_MAIN("unit-model", tests)
