@@ -66,9 +66,9 @@ int sl_enum_parse(const char *const *names, int n, const char *s) {
 void spec_defaults(spec_t *spec, variant_t variant) {
     memset(spec, 0, sizeof *spec);
     spec->variant = variant;
-    spec->size = 1u << 22;        /* the seed's first size (000: "~4M (1 << 22)") */
-    spec->streams = 4;            /* the seed's stream count */
-    spec->chunks = 4;             /* = streams; the parser sets it from the given streams */
+    spec->size = 1u << 25;        /* the seeds' size (000: "~33.6M (1 << 25)"), API.md's example */
+    spec->streams = 8;            /* API.md's example */
+    spec->chunks = 8;             /* = streams; the parser sets it from the given streams */
     spec->kernel = KERNEL_BLOG;
     spec->kernel_iters = 1;
     spec->block_size = 256;

@@ -105,8 +105,12 @@ json_t *request_json(request_t *req) {
         reply_errorf(req, SL_E_PARSE, NULL, "the request has no body; send a JSON document");
         return NULL;
     }
-    /* JSON_REJECT_DUPLICATES: {"streams":1,"streams":2} is ambiguous, so refused. */
-    json_t *j = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    /* JSON_REJECT_DUPLICATES: {"streams":1,"streams":2} is ambiguous, so refused.
+     * JSON_DECODE_ANY: a bare 5 is well-formed JSON (and then not a spec: 422). */
+    size_t flags = JSON_REJECT_DUPLICATES | JSON_DECODE_ANY;
+    json_t *j = json_loadb(req->body, req->body_len, flags, &jerr);
+    if (!j && strstr(jerr.text, "too big integer")) /* well-formed, out of range: read it as a real, refused as a value */
+        j = json_loadb(req->body, req->body_len, flags | JSON_DECODE_INT_AS_REAL, &jerr);
     if (!j)
         reply_errorf(req, SL_E_PARSE, NULL, "malformed JSON at line %d, column %d: %s", jerr.line, jerr.column,
                      jerr.text);
@@ -308,9 +312,18 @@ static void allowed_methods(const char *path, char *out, size_t len) {
     }
 }
 
+/* metrics keep the pointer: give them a string that lives as long as the process */
+static const char *static_method(const char *m) {
+    static const char *const known[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(known[i], m) == 0)
+            return known[i];
+    return "OTHER";
+}
+
 static enum MHD_Result answer(struct MHD_Connection *conn, request_t *req, const char *allow, const route_t *route) {
     enum MHD_Result r = send_reply(conn, req, allow);
-    metrics_http(route ? route->method : req->method, route ? route->pattern : "unmatched", req->status);
+    metrics_http(route ? route->method : static_method(req->method), route ? route->pattern : "unmatched", req->status);
     request_clear(req);
     return r;
 }
