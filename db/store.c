@@ -11,10 +11,7 @@
 #include <time.h>
 
 #include "migrations.h"
-
-struct store {
-    sqlite3 *db;
-};
+#include "store_internal.h"
 
 static int db_error(sl_error_t *err, store_t *s, const char *what) {
     return sl_error_set(err, SL_E_DB, "", "%s: %s", what, s && s->db ? sqlite3_errmsg(s->db) : "no database");
