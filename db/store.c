@@ -24,7 +24,7 @@ static void now_iso(char out[32]) {
     gmtime_r(&ts.tv_sec, &tm);
     char base[24];
     strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, 32, "%s.%03ldZ", base, ts.tv_nsec / 1000000);
+    snprintf(out, 32, "%.19s.%03dZ", base, (int)(ts.tv_nsec / 1000000));
 }
 
 static int exec(store_t *s, const char *sql, sl_error_t *err) {

@@ -61,7 +61,7 @@ static void read_cpu_model(char *out, size_t len) {
                 colon++;
                 while (*colon == ' ') colon++;
                 colon[strcspn(colon, "\n")] = 0;
-                snprintf(out, len, "%s", colon);
+                snprintf(out, len, "%.100s", colon);
             }
             break;
         }
@@ -85,7 +85,7 @@ void machine_discover(machine_info_t *m, bool force_sim, const char *label) {
     read_cpu_model(m->cpu, sizeof m->cpu);
     struct utsname u;
     if (uname(&u) == 0)
-        snprintf(m->kernel, sizeof m->kernel, "%s %s", u.sysname, u.release);
+        snprintf(m->kernel, sizeof m->kernel, "%.32s %.64s", u.sysname, u.release);
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
     m->cpu_threads = nproc > 0 ? (int)nproc : 1;
     int n = force_sim ? 0 : cuda_discover(m);

@@ -90,20 +90,35 @@ static bool legacy_all_before_done(const sim_t *s, size_t i) {
     return true;
 }
 
-static bool deps_done(const sim_t *s, size_t i) {
+/* The earliest time op i's dependencies let it start (NEVER while one is not done). */
+static double ready_time(const sim_t *s, size_t i) {
     const op_state_t *o = &s->st[i];
     const model_op_t *op = &s->in->ops[i];
-    if (!o->issued || o->submit > s->now + EPS)
-        return false;
-    if (o->prev_stream >= 0 && signal_time(s, o->prev_stream) > s->now + EPS)
-        return false;
-    if (o->event_src >= 0 && signal_time(s, o->event_src) > s->now + EPS)
-        return false;
-    if (o->legacy_barrier >= 0 && signal_time(s, o->legacy_barrier) > s->now + EPS)
-        return false;
+    if (!o->issued)
+        return NEVER;
+    double t = o->submit, sig;
+    if (o->prev_stream >= 0) {
+        if ((sig = signal_time(s, o->prev_stream)) == NEVER)
+            return NEVER;
+        t = fmax(t, sig + op->gap_us);
+    }
+    if (o->event_src >= 0) {
+        if ((sig = signal_time(s, o->event_src)) == NEVER)
+            return NEVER;
+        t = fmax(t, sig + op->gap_us);
+    }
+    if (o->legacy_barrier >= 0) {
+        if ((sig = signal_time(s, o->legacy_barrier)) == NEVER)
+            return NEVER;
+        t = fmax(t, sig);
+    }
     if (op->stream == PLAN_STREAM_DEFAULT && s->in->legacy_default && !legacy_all_before_done(s, i))
-        return false;
-    return true;
+        return NEVER;
+    return t;
+}
+
+static bool deps_done(const sim_t *s, size_t i) {
+    return ready_time(s, i) <= s->now + EPS;
 }
 
 static int prepare(sim_t *s, sl_error_t *err) {
@@ -169,7 +184,7 @@ static int prepare(sim_t *s, sl_error_t *err) {
             rc = sl_error_set(err, SL_E_INVALID, "event", "op %zu names an event past %d", i, in->events);
             break;
         }
-        if (!(op->alone_us >= 0) || !isfinite(op->alone_us)) {
+        if (!(op->alone_us >= 0) || !isfinite(op->alone_us) || !(op->gap_us >= 0) || !isfinite(op->gap_us)) {
             rc = sl_error_set(err, SL_E_INVALID, "ops", "op %zu has a negative or unknown duration", i);
             break;
         }
@@ -384,10 +399,14 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
         double next = NEVER;
         if (waiting == -2 && hi < n && host_t > s.now + EPS)
             next = host_t;
+        for (int q = 0; q < s.nqueues; q++) { /* a queue head waiting for its time to come */
+            int h = s.queue_head[q];
+            double rt = h >= 0 ? ready_time(&s, (size_t)h) : NEVER;
+            if (rt > s.now + EPS && rt < next)
+                next = rt;
+        }
         for (size_t i = 0; i < n; i++) {
             const op_state_t *o = &s.st[i];
-            if (o->issued && !o->dispatched && o->submit > s.now + EPS && o->submit < next)
-                next = o->submit;
             if (o->running && !o->done && rate[i] > EPS) {
                 double t = s.now + o->remaining / rate[i];
                 if (t < next) next = t;

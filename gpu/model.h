@@ -56,6 +56,9 @@ typedef struct model_op {
     int wait_event, record_event;
     double alone_us;         /* device (or host, for PLAN_HOST) duration alone */
     double host_us;          /* host cost of issuing it; < 0: the model_host default */
+    double gap_us;           /* device latency between its stream predecessor's (or awaited
+                              * event's) end and its start: the seed's h2d_ovhd, host2kern_ovhd,
+                              * kern_ovhd, kern2host_ovhd, d2h_ovhd, measured from a trace */
     uint64_t bytes;
     uint64_t blocks;         /* kernels */
     int threads_per_block;   /* kernels */

@@ -100,7 +100,7 @@ void handle_sweep_create(request_t *req) {
         if (rc) {
             char msg[sizeof err.message];
             snprintf(msg, sizeof msg, "%s", err.message);
-            snprintf(err.message, sizeof err.message, "point %zu of the sweep: %s", k, msg);
+            snprintf(err.message, sizeof err.message, "point %zu of the sweep: %.400s", k, msg);
             reply_error(req, &err);
             goto done;
         }

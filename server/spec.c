@@ -22,12 +22,6 @@ bool spec_is_field(const char *name) {
     return false;
 }
 
-static int bad(sl_error_t *err, const char *field, const char *fmt, const char *detail) {
-    char msg[256];
-    snprintf(msg, sizeof msg, fmt, detail ? detail : "");
-    return sl_error_set(err, SL_E_INVALID, field, "%s: %s", field, msg);
-}
-
 static int get_int(json_t *obj, const char *field, long long lo, long long hi, int *out, sl_error_t *err) {
     json_t *v = json_object_get(obj, field);
     if (!v)
@@ -81,7 +75,7 @@ static int parse_size(json_t *v, uint64_t *out, sl_error_t *err) {
             *out = 1ull << k;
             return SL_OK;
         }
-        return bad(err, "size", "a string size must be \"2^k\" with k from 0 to 32 (got \"%.32s\")", s);
+        return sl_error_set(err, SL_E_INVALID, "size", "a string size must be \"2^k\" with k from 0 to 32 (got \"%.32s\")", s);
     }
     return sl_error_set(err, SL_E_INVALID, "size", "size must be an integer or a string \"2^k\"");
 }
