@@ -12,6 +12,7 @@
 
 #include "cuda.h"
 #include "plan.h"
+#include "predict.h"
 #include "sim.h"
 #include "tuned.h"
 
@@ -305,6 +306,62 @@ double backend_floor_ms(const spec_t *spec, const machine_info_t *m) {
     return floor_ms;
 }
 
+static int run_plan(backend_kind_t be, const spec_t *spec, const machine_info_t *m, result_t *out, sl_error_t *err) {
+    plan_t plan;
+    int rc = plan_build(spec, &plan, err);
+    if (rc)
+        return rc;
+    rc = plan_check_coverage(&plan, err);
+    if (rc == SL_OK)
+        rc = be == BACKEND_SIM ? sim_run(spec, &plan, m, out, err) : cuda_run(spec, &plan, m, out, err);
+    plan_free(&plan);
+    return rc;
+}
+
+/* predict: run the 1-stream basis in the same chunks, predict this spec from its median
+ * trace on the model, and record the prediction and its error beside the measurement. */
+static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machine_info_t *m, result_t *out,
+                              sl_error_t *err) {
+    spec_t basis = *spec;
+    basis.variant = VARIANT_ASYNC_V1;
+    basis.streams = 1;
+    basis.predict = false;
+    basis.reps_auto = false;
+    basis.reps = spec->reps < 3 ? spec->reps : 3;
+    result_t b;
+    memset(&b, 0, sizeof b);
+    int rc = run_plan(be, &basis, m, &b, err);
+    if (rc)
+        return rc;
+    device_info_t dev;
+    sim_device_for(m, spec, 0, &dev);
+    predict_params_t params;
+    predict_params_for(&dev, &params);
+    params.block_size = spec->block_size;
+    trace_t trace;
+    rc = trace_from_timeline(&b.timelines[b.median_rep], &trace, err);
+    if (rc == SL_OK) {
+        trace_fill_blocks(&trace, &basis, &dev);
+        timeline_t tl;
+        json_t *derived = NULL;
+        rc = predict_timeline(&trace, &params, spec->variant, spec->streams, spec->chunks, &tl, &derived, err);
+        if (rc == SL_OK) {
+            out->predicted_ms = tl.total_us / 1000.0;
+            out->prediction_error = fabs(out->predicted_ms - out->total_ms.median) / out->total_ms.median;
+            if (!out->extra)
+                out->extra = json_object();
+            json_t *p = json_pack("{s:f, s:f, s:o}", "basis_ms", b.total_ms.median, "predicted_ms", out->predicted_ms,
+                                  "derived", derived ? derived : json_null());
+            if (out->extra && p)
+                json_object_set_new(out->extra, "prediction", p);
+            timeline_free(&tl);
+        }
+        trace_free(&trace);
+    }
+    result_free(&b);
+    return rc;
+}
+
 int backend_run(const spec_t *spec_in, const machine_info_t *m, result_t *out, sl_error_t *err) {
     memset(out, 0, sizeof *out);
     backend_kind_t be;
@@ -321,18 +378,11 @@ int backend_run(const spec_t *spec_in, const machine_info_t *m, result_t *out, s
         if (rc)
             return rc;
     }
-    plan_t plan;
-    rc = plan_build(&spec, &plan, err);
+    rc = run_plan(be, &spec, m, out, err);
     if (rc)
         goto done;
-    rc = plan_check_coverage(&plan, err);
-    if (rc)
-        goto done;
-    if (be == BACKEND_SIM)
-        rc = sim_run(&spec, &plan, m, out, err);
-    else
-        rc = cuda_run(&spec, &plan, m, out, err);
-    if (rc)
+    if (spec.predict && spec.variant != VARIANT_HOST_OVERLAP && spec.variant != VARIANT_MULTI_GPU &&
+        (rc = predict_from_basis(be, &spec, m, out, err)))
         goto done;
     out->floor_ms = backend_floor_ms(&spec, m);
     out->efficiency = out->floor_ms > 0 && out->total_ms.median > 0 ? out->floor_ms / out->total_ms.median : 0;
@@ -345,7 +395,6 @@ int backend_run(const spec_t *spec_in, const machine_info_t *m, result_t *out, s
 done:
     if (tuned_choice)
         json_decref(tuned_choice);
-    plan_free(&plan);
     if (rc)
         result_free(out);
     return rc;

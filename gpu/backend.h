@@ -107,6 +107,7 @@ typedef struct spec {
     backend_kind_t backend;
     bool sync;              /* host_overlap: synchronise before the host does its share */
     double host_share;      /* host_overlap: fraction of elements the host computes */
+    bool predict;           /* also run the 1-stream basis and predict this run from its trace */
     char label[SPEC_LABEL_MAX];
 } spec_t;
 

@@ -93,6 +93,8 @@ void handle_sweep_create(request_t *req) {
             json_object_set(point, names[a], json_array_get(values[a], rest % na));
             rest /= na;
         }
+        if (json_is_true(predict) && !json_object_get(point, "predict"))
+            json_object_set_new(point, "predict", json_true());
         int rc = spec_from_json(point, &specs[k], &err);
         if (rc == SL_OK)
             rc = backend_check(&specs[k], &req->app->machine, &err);

@@ -40,6 +40,7 @@ static const route_t routes[] = {
     {"POST", "/api/sweeps", handle_sweep_create, true},
     {"GET", "/api/sweeps/*", handle_sweep_get, false},
     {"GET", "/metrics", handle_metrics, false},
+    {"POST", "/api/predict", handle_predict, true},
 };
 #define ROUTE_COUNT (sizeof routes / sizeof routes[0])
 

@@ -61,5 +61,6 @@ void handle_experiment_trace(request_t *req);
 void handle_sweep_create(request_t *req);
 void handle_sweep_get(request_t *req);
 void handle_metrics(request_t *req);
+void handle_predict(request_t *req);
 
 #endif

@@ -12,7 +12,7 @@
 static const char *const fields[] = {
     "variant", "size", "streams", "chunks", "kernel", "kernel_iters", "block_size", "launch", "host_memory",
     "default_stream", "stream_flags", "flush", "driver_mode", "timing", "reps", "warmup", "devices", "backend",
-    "label", "sync", "host_share",
+    "label", "sync", "host_share", "predict",
 };
 
 bool spec_is_field(const char *name) {
@@ -171,6 +171,11 @@ int spec_from_json(json_t *obj, spec_t *out, sl_error_t *err) {
             return sl_error_set(err, SL_E_INVALID, "sync", "sync must be true or false");
         s.sync = json_is_true(v);
     }
+    if ((v = json_object_get(obj, "predict"))) {
+        if (!json_is_boolean(v))
+            return sl_error_set(err, SL_E_INVALID, "predict", "predict must be true or false");
+        s.predict = json_is_true(v);
+    }
     if ((v = json_object_get(obj, "host_share"))) {
         if (!json_is_number(v) || !(json_number_value(v) >= 0.0 && json_number_value(v) <= 0.95))
             return sl_error_set(err, SL_E_INVALID, "host_share", "host_share must be a number from 0 to 0.95");
@@ -211,7 +216,9 @@ json_t *spec_to_json(const spec_t *s) {
         flush_names[s->flush], "driver_mode", driver_mode_names[s->driver_mode], "timing", timing_names[s->timing],
         "warmup", s->warmup, "devices", devices ? devices : json_array(), "backend", backend_names[s->backend], "label",
         s->label, "sync", s->sync, "host_share", s->host_share);
-    if (o)
+    if (o) {
         json_object_set_new(o, "reps", s->reps_auto ? json_string("auto") : json_integer(s->reps));
+        json_object_set_new(o, "predict", json_boolean(s->predict));
+    }
     return o;
 }

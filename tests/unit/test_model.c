@@ -7,6 +7,7 @@
 #include "check.h"
 #include "../../gpu/model.h"
 #include "../../gpu/plan.h"
+#include "../../gpu/predict.h"
 #include "../../gpu/sim.h"
 
 /* A model input over `n` ops (owned by the caller's static array). */
@@ -397,6 +398,88 @@ TEST(tuned_beats_the_fixed_variants_on_the_model) {
     result_free(&tuned);
 }
 
+/* The sim's 1-stream N-chunk trace predicts the sim's N-stream runs exactly: the
+ * predictor and the simulator are the same model. */
+TEST(predictions_of_the_sim_match_the_sim_exactly) {
+    machine_info_t m;
+    machine_discover(&m, true, "");
+    static const variant_t variants[] = {VARIANT_ASYNC_V1, VARIANT_ASYNC_V2};
+    for (int size_log = 22; size_log <= 25; size_log += 3) {
+        for (int n = 2; n <= 64; n *= 2) {
+            spec_t basis;
+            spec_defaults(&basis, VARIANT_ASYNC_V1);
+            basis.size = 1ull << size_log;
+            basis.streams = 1;
+            basis.chunks = n;
+            basis.reps = 1;
+            result_t b;
+            sl_error_t err = {0};
+            CHECK_INT(SL_OK, backend_run(&basis, &m, &b, &err));
+            trace_t trace;
+            CHECK_INT(SL_OK, trace_from_timeline(&b.timelines[0], &trace, &err));
+            trace_fill_blocks(&trace, &basis, &m.devices[0]);
+            predict_params_t params;
+            predict_params_for(&m.devices[0], &params);
+            for (size_t v = 0; v < 2; v++) {
+                spec_t target = basis;
+                target.variant = variants[v];
+                target.streams = n;
+                result_t r;
+                CHECK_INT(SL_OK, backend_run(&target, &m, &r, &err));
+                timeline_t tl;
+                CHECK_INT(SL_OK, predict_timeline(&trace, &params, variants[v], n, 0, &tl, NULL, &err));
+                CHECK_NEAR(r.total_ms.median, tl.total_us / 1000.0, 1e-9);
+                timeline_free(&tl);
+                result_free(&r);
+            }
+            trace_free(&trace);
+            result_free(&b);
+        }
+    }
+}
+
+TEST(bad_traces_are_refused) {
+    static const char *const bad[] = {
+        "{}", "{\"ops\": []}", "{\"ops\": [{\"op\": \"h2d\", \"start_us\": 0, \"end_us\": 1}]}", /* no bytes */
+        "{\"ops\": [{\"op\": \"kernel\", \"start_us\": 0, \"end_us\": 1}]}",                     /* no blocks */
+        "{\"ops\": [{\"op\": \"copy\", \"start_us\": 0, \"end_us\": 1, \"bytes\": 4}]}",       /* bad kind */
+        "{\"ops\": [{\"op\": \"h2d\", \"start_us\": 5, \"end_us\": 1, \"bytes\": 4}]}",        /* negative */
+        "{\"ops\": [{\"op\": \"h2d\", \"start_us\": 5, \"end_us\": 6, \"bytes\": 4},"
+        " {\"op\": \"d2h\", \"start_us\": 1, \"end_us\": 2, \"bytes\": 4}]}",                    /* unsorted */
+        "{\"ops\": [{\"op\": \"h2d\", \"end_us\": 6, \"bytes\": 4}]}",                           /* missing start */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *j = json_loads(bad[i], 0, NULL);
+        CHECK(j != NULL);
+        trace_t t;
+        sl_error_t err = {0};
+        CHECK_INT(SL_E_INVALID, trace_from_json(j, &t, &err));
+        json_decref(j);
+    }
+    /* thousands of ops are fine */
+    json_t *ops = json_array();
+    for (int c = 0; c < 3000; c++) {
+        double t0 = c * 30.0;
+        json_array_append_new(ops, json_pack("{s:s, s:f, s:f, s:i}", "op", "h2d", "start_us", t0, "end_us", t0 + 10, "bytes", 4096));
+        json_array_append_new(ops, json_pack("{s:s, s:f, s:f, s:i}", "op", "kernel", "start_us", t0 + 10, "end_us", t0 + 20, "blocks", 4));
+        json_array_append_new(ops, json_pack("{s:s, s:f, s:f, s:i}", "op", "d2h", "start_us", t0 + 20, "end_us", t0 + 30, "bytes", 4096));
+    }
+    json_t *j = json_pack("{s:o}", "ops", ops);
+    trace_t t;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, trace_from_json(j, &t, &err));
+    predict_params_t params;
+    device_info_t dev;
+    sim_device_info(&dev, 0);
+    predict_params_for(&dev, &params);
+    timeline_t tl;
+    CHECK_INT(SL_OK, predict_timeline(&t, &params, VARIANT_ASYNC_V1, 16, 0, &tl, NULL, &err));
+    CHECK(tl.total_us < 3000 * 30.0); /* 16 streams overlap what one stream serialises */
+    timeline_free(&tl);
+    trace_free(&t);
+    json_decref(j);
+}
+
 static const check_test_t tests[] = {
     TEST_ENTRY(one_stream_is_strictly_serial),
     TEST_ENTRY(two_streams_overlap_copy_with_compute),
@@ -417,6 +500,8 @@ static const check_test_t tests[] = {
     TEST_ENTRY(sim_pageable_copies_do_not_overlap_kernels),
     TEST_ENTRY(sim_streams_beat_sequential_and_respect_the_floor),
     TEST_ENTRY(tuned_beats_the_fixed_variants_on_the_model),
+    TEST_ENTRY(predictions_of_the_sim_match_the_sim_exactly),
+    TEST_ENTRY(bad_traces_are_refused),
 };
 
 CHECK_MAIN("unit-model", tests)

@@ -1,0 +1,330 @@
+/* predict.c — traces in, predicted timelines out (see predict.h). */
+#include "predict.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "sim.h"
+
+/* Device-side latency a copy and a kernel pay whatever their size (µs); the same
+ * values the simulator uses, so that a trace of the sim predicts the sim exactly. */
+#define COPY_LATENCY_US 2.0
+#define KERNEL_LATENCY_US 2.5
+
+void trace_free(trace_t *t) {
+    free(t->ops);
+    memset(t, 0, sizeof *t);
+}
+
+int trace_from_json(json_t *trace, trace_t *out, sl_error_t *err) {
+    memset(out, 0, sizeof *out);
+    json_t *ops = json_is_object(trace) ? json_object_get(trace, "ops") : NULL;
+    if (!json_is_array(ops) || json_array_size(ops) == 0)
+        return sl_error_set(err, SL_E_INVALID, "trace", "trace must be {\"ops\": [...]} with at least one op");
+    size_t n = json_array_size(ops);
+    if (n > PREDICT_MAX_OPS)
+        return sl_error_set(err, SL_E_INVALID, "trace", "a trace holds at most %d ops (got %zu)", PREDICT_MAX_OPS, n);
+    out->ops = calloc(n, sizeof *out->ops);
+    if (!out->ops)
+        return sl_error_set(err, SL_E_NOMEM, "trace", "out of memory for %zu ops", n);
+    out->count = n;
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_array_get(ops, i);
+        trace_op_t *t = &out->ops[i];
+        json_t *kind = json_object_get(o, "op"), *start = json_object_get(o, "start_us"), *end = json_object_get(o, "end_us");
+        int k = json_is_string(kind) ? sl_enum_parse(op_names, OP__COUNT, json_string_value(kind)) : -1;
+        int rc = SL_OK;
+        if (!json_is_object(o))
+            rc = sl_error_set(err, SL_E_INVALID, "trace", "ops[%zu] must be an object", i);
+        else if (k < 0)
+            rc = sl_error_set(err, SL_E_INVALID, "trace", "ops[%zu].op must be h2d, kernel, d2h or host", i);
+        else if (!json_is_number(start) || !json_is_number(end) || !isfinite(json_number_value(start)) ||
+                 !isfinite(json_number_value(end)))
+            rc = sl_error_set(err, SL_E_INVALID, "trace", "ops[%zu] needs numbers start_us and end_us", i);
+        if (rc)
+            goto fail;
+        t->op = (op_kind_t)k;
+        t->start_us = json_number_value(start);
+        t->end_us = json_number_value(end);
+        if (t->end_us < t->start_us) {
+            rc = sl_error_set(err, SL_E_INVALID, "trace", "ops[%zu] ends before it starts (negative duration)", i);
+            goto fail;
+        }
+        if (i > 0 && t->start_us < out->ops[i - 1].start_us) {
+            rc = sl_error_set(err, SL_E_INVALID, "trace",
+                              "ops[%zu] starts before ops[%zu]: a trace is a single stream in issue order", i, i - 1);
+            goto fail;
+        }
+        json_t *bytes = json_object_get(o, "bytes"), *blocks = json_object_get(o, "blocks"),
+               *tpb = json_object_get(o, "threads_per_block");
+        if (t->op == OP_H2D || t->op == OP_D2H) {
+            if (!json_is_integer(bytes) || json_integer_value(bytes) <= 0) {
+                rc = sl_error_set(err, SL_E_INVALID, "trace", "ops[%zu] is a copy and needs bytes > 0", i);
+                goto fail;
+            }
+            t->bytes = (uint64_t)json_integer_value(bytes);
+        }
+        if (t->op == OP_KERNEL) {
+            if (!json_is_integer(blocks) || json_integer_value(blocks) <= 0) {
+                rc = sl_error_set(err, SL_E_INVALID, "trace", "ops[%zu] is a kernel and needs blocks > 0", i);
+                goto fail;
+            }
+            t->blocks = (uint64_t)json_integer_value(blocks);
+            t->threads_per_block = 256;
+            if (tpb) {
+                if (!json_is_integer(tpb) || json_integer_value(tpb) < 1 || json_integer_value(tpb) > 1024) {
+                    rc = sl_error_set(err, SL_E_INVALID, "trace", "ops[%zu].threads_per_block must be 1..1024", i);
+                    goto fail;
+                }
+                t->threads_per_block = (int)json_integer_value(tpb);
+            }
+        }
+        continue;
+    fail:
+        trace_free(out);
+        return rc;
+    }
+    return SL_OK;
+}
+
+int trace_from_timeline(const timeline_t *tl, trace_t *out, sl_error_t *err) {
+    memset(out, 0, sizeof *out);
+    out->ops = calloc(tl->count ? tl->count : 1, sizeof *out->ops);
+    if (!out->ops)
+        return sl_error_set(err, SL_E_NOMEM, "", "out of memory");
+    for (size_t i = 0; i < tl->count; i++) {
+        const op_event_t *e = &tl->ops[i];
+        out->ops[out->count++] = (trace_op_t){.op = e->op, .start_us = e->start_us, .end_us = e->end_us,
+                                              .bytes = e->bytes, .blocks = 0, .threads_per_block = 256};
+    }
+    return SL_OK;
+}
+
+void trace_fill_blocks(trace_t *t, const spec_t *spec, const device_info_t *dev) {
+    size_t next_h2d = 0; /* the i-th kernel covers the i-th H2D's elements */
+    for (size_t i = 0; i < t->count; i++) {
+        if (t->ops[i].op != OP_KERNEL)
+            continue;
+        while (next_h2d < t->count && t->ops[next_h2d].op != OP_H2D)
+            next_h2d++;
+        uint64_t count = next_h2d < t->count ? t->ops[next_h2d++].bytes / sizeof(float) : 1;
+        t->ops[i].blocks = plan_kernel_blocks(spec, dev, count ? count : 1);
+        t->ops[i].threads_per_block = spec->block_size;
+    }
+}
+
+void predict_params_for(const device_info_t *dev, predict_params_t *p) {
+    memset(p, 0, sizeof *p);
+    model_default_device(&p->dev);
+    model_default_host(&p->host);
+    p->dev.copy_engines = dev->async_engines > 0 ? dev->async_engines : 2;
+    p->dev.sm_count = dev->sm_count;
+    p->dev.max_threads_per_sm = dev->max_threads_per_sm;
+    p->dev.max_blocks_per_sm = dev->max_blocks_per_sm;
+    if (dev->calib.valid && dev->calib.h2d_gbps > 0 && dev->calib.bidir_gbps > 0)
+        p->dev.bidir_derate = fmin(1.0, dev->calib.bidir_gbps / dev->calib.h2d_gbps);
+    p->block_size = 256;
+}
+
+/* gap classes: the seed's five overheads, plus d2h -> h2d (the next chunk of a stream) */
+enum { G_H2D_H2D, G_H2D_KERNEL, G_KERNEL_KERNEL, G_KERNEL_D2H, G_D2H_D2H, G_D2H_H2D, G__COUNT };
+static const char *const gap_names[G__COUNT] = {"h2d_ovhd", "host2kern_ovhd", "kern_ovhd", "kern2host_ovhd",
+                                                "d2h_ovhd", "d2h2h2d_ovhd"};
+
+static int gap_class(op_kind_t prev, op_kind_t cur) {
+    if (prev == OP_H2D && cur == OP_H2D) return G_H2D_H2D;
+    if (prev == OP_H2D && cur == OP_KERNEL) return G_H2D_KERNEL;
+    if (prev == OP_KERNEL && cur == OP_KERNEL) return G_KERNEL_KERNEL;
+    if (prev == OP_KERNEL && cur == OP_D2H) return G_KERNEL_D2H;
+    if (prev == OP_D2H && cur == OP_D2H) return G_D2H_D2H;
+    if (prev == OP_D2H && cur == OP_H2D) return G_D2H_H2D;
+    return -1;
+}
+
+static op_kind_t plan_op_kind(plan_kind_t k) {
+    return k == PLAN_H2D ? OP_H2D : k == PLAN_KERNEL ? OP_KERNEL : k == PLAN_D2H ? OP_D2H : OP_HOST;
+}
+
+int predict_timeline(const trace_t *trace, const predict_params_t *p, variant_t variant, int streams, int chunks,
+                     timeline_t *tl, json_t **derived, sl_error_t *err) {
+    memset(tl, 0, sizeof *tl);
+    size_t n = trace->count;
+    size_t nh = 0, nk = 0, nd = 0;
+    for (size_t i = 0; i < n; i++) {
+        nh += trace->ops[i].op == OP_H2D;
+        nk += trace->ops[i].op == OP_KERNEL;
+        nd += trace->ops[i].op == OP_D2H;
+    }
+    if (nk == 0 || nh != nk || nd != nk)
+        return sl_error_set(err, SL_E_INVALID, "trace",
+                            "the trace needs one h2d, one kernel and one d2h per chunk (got %zu, %zu, %zu)", nh, nk, nd);
+    if (streams < 1 || streams > SPEC_MAX_STREAMS)
+        return sl_error_set(err, SL_E_INVALID, "streams", "streams must be from 1 to %d", SPEC_MAX_STREAMS);
+    const trace_op_t **h = calloc(nk, sizeof *h), **k = calloc(nk, sizeof *k), **d = calloc(nk, sizeof *d);
+    double *gaps[G__COUNT] = {0};
+    size_t ngaps[G__COUNT] = {0};
+    for (int g = 0; g < G__COUNT; g++)
+        gaps[g] = calloc(n, sizeof(double));
+    plan_t plan = {0};
+    model_input_t in = {0};
+    int rc = SL_OK;
+    for (int g = 0; g < G__COUNT; g++)
+        if (!gaps[g])
+            rc = SL_E_NOMEM;
+    if (!h || !k || !d || rc) {
+        rc = sl_error_set(err, SL_E_NOMEM, "", "out of memory predicting");
+        goto done;
+    }
+    /* the chunks in trace order, the gaps between consecutive ops, the rates */
+    size_t ih = 0, ik = 0, id = 0;
+    double h_bytes = 0, h_us = 0, d_bytes = 0, d_us = 0, elems_total = 0, kernel_work = 0;
+    for (size_t i = 0; i < n; i++) {
+        const trace_op_t *t = &trace->ops[i];
+        if (t->op == OP_H2D) h[ih++] = t;
+        if (t->op == OP_KERNEL) k[ik++] = t;
+        if (t->op == OP_D2H) d[id++] = t;
+        if (i > 0) {
+            int g = gap_class(trace->ops[i - 1].op, t->op);
+            if (g >= 0)
+                gaps[g][ngaps[g]++] = fmax(0.0, t->start_us - trace->ops[i - 1].end_us);
+        }
+    }
+    uint64_t size = 0;
+    for (size_t c = 0; c < nk; c++) {
+        size += h[c]->bytes / sizeof(float);
+        h_bytes += (double)h[c]->bytes;
+        h_us += fmax(0.0, (h[c]->end_us - h[c]->start_us) - COPY_LATENCY_US);
+        d_bytes += (double)d[c]->bytes;
+        d_us += fmax(0.0, (d[c]->end_us - d[c]->start_us) - COPY_LATENCY_US);
+        int bps = 1;
+        if (k[c]->threads_per_block > 0) {
+            bps = p->dev.max_threads_per_sm / k[c]->threads_per_block;
+            if (bps > p->dev.max_blocks_per_sm) bps = p->dev.max_blocks_per_sm;
+            if (bps < 1) bps = 1;
+        }
+        double cap = (double)p->dev.sm_count * bps;
+        double fill = fmax(1.0 / cap, fmin(1.0, (double)k[c]->blocks / cap));
+        double elems = (double)h[c]->bytes / sizeof(float);
+        elems_total += elems;
+        kernel_work += fmax(0.0, (k[c]->end_us - k[c]->start_us) - KERNEL_LATENCY_US) * fill;
+    }
+    double us_per_h2d_byte = h_bytes > 0 ? h_us / h_bytes : 0, us_per_d2h_byte = d_bytes > 0 ? d_us / d_bytes : 0;
+    double work_per_elem = elems_total > 0 ? kernel_work / elems_total : 0;
+    double gap_us[G__COUNT];
+    for (int g = 0; g < G__COUNT; g++) {
+        stats_t st;
+        stats_compute(gaps[g], ngaps[g], &st);
+        gap_us[g] = ngaps[g] ? st.median : 0.0;
+    }
+    /* the target plan */
+    spec_t spec;
+    spec_defaults(&spec, variant);
+    spec.size = size;
+    spec.streams = variant == VARIANT_ENGINE_STREAMS ? 3 : streams;
+    spec.chunks = chunks > 0 ? chunks : (int)nk;
+    if (variant == VARIANT_SEQUENTIAL)
+        spec.streams = spec.chunks = 1;
+    spec.block_size = p->block_size > 0 ? p->block_size : 256;
+    if (variant != VARIANT_SEQUENTIAL && variant != VARIANT_ASYNC_V1 && variant != VARIANT_ASYNC_V2 &&
+        variant != VARIANT_ROUND_ROBIN && variant != VARIANT_ENGINE_STREAMS) {
+        rc = sl_error_set(err, SL_E_INVALID, "variant", "the model predicts sequential, async_v1, async_v2, round_robin and engine_streams");
+        goto done;
+    }
+    if ((rc = plan_build(&spec, &plan, err)))
+        goto done;
+    bool same_chunks = (size_t)spec.chunks == nk && variant != VARIANT_SEQUENTIAL;
+    in.ops = calloc(plan.count ? plan.count : 1, sizeof *in.ops);
+    if (!in.ops) {
+        rc = sl_error_set(err, SL_E_NOMEM, "", "out of memory predicting");
+        goto done;
+    }
+    in.count = plan.count;
+    in.devices = 1;
+    in.events = plan.events;
+    in.legacy_default = false;
+    in.dev = p->dev;
+    in.host = p->host;
+    device_info_t dev = {.sm_count = p->dev.sm_count, .max_threads_per_sm = p->dev.max_threads_per_sm,
+                         .max_blocks_per_sm = p->dev.max_blocks_per_sm};
+    int bps = plan_blocks_per_sm(&dev, spec.block_size);
+    double cap = (double)dev.sm_count * bps;
+    op_kind_t last_in_stream[SPEC_MAX_STREAMS + 1];
+    bool seen[SPEC_MAX_STREAMS + 1] = {0};
+    for (size_t i = 0; i < plan.count; i++) {
+        const plan_op_t *po = &plan.ops[i];
+        model_op_t *mo = &in.ops[i];
+        *mo = (model_op_t){.kind = po->kind, .device = 0, .stream = po->stream, .chunk = po->chunk,
+                           .blocking = po->blocking, .wait_event = po->wait_event, .record_event = po->record_event,
+                           .host_us = -1, .threads_per_block = spec.block_size};
+        int c = po->chunk;
+        double bytes = (double)po->count * sizeof(float);
+        switch (po->kind) {
+        case PLAN_H2D:
+            mo->bytes = (uint64_t)bytes;
+            mo->alone_us = same_chunks ? h[c]->end_us - h[c]->start_us : COPY_LATENCY_US + bytes * us_per_h2d_byte;
+            break;
+        case PLAN_D2H:
+            mo->bytes = (uint64_t)bytes;
+            mo->alone_us = same_chunks ? d[c]->end_us - d[c]->start_us : COPY_LATENCY_US + bytes * us_per_d2h_byte;
+            break;
+        case PLAN_KERNEL:
+            if (same_chunks) {
+                mo->blocks = k[c]->blocks;
+                mo->threads_per_block = k[c]->threads_per_block;
+                mo->alone_us = k[c]->end_us - k[c]->start_us;
+            } else {
+                mo->blocks = plan_kernel_blocks(&spec, &dev, po->count);
+                double fill = fmax(1.0 / cap, fmin(1.0, (double)mo->blocks / cap));
+                mo->alone_us = KERNEL_LATENCY_US + (double)po->count * work_per_elem / fill;
+            }
+            break;
+        default:
+            break;
+        }
+        /* the gap to its stream predecessor (or the awaited event's op) */
+        int slot = po->stream + 1;
+        if (po->kind == PLAN_H2D || po->kind == PLAN_KERNEL || po->kind == PLAN_D2H) {
+            op_kind_t cur = plan_op_kind(po->kind);
+            op_kind_t prev = cur;
+            bool has_prev = false;
+            if (po->wait_event >= 0) {
+                for (size_t j = 0; j < i; j++)
+                    if (plan.ops[j].record_event == po->wait_event) {
+                        prev = plan_op_kind(plan.ops[j].kind);
+                        has_prev = true;
+                    }
+            } else if (slot >= 0 && slot <= SPEC_MAX_STREAMS && seen[slot]) {
+                prev = last_in_stream[slot];
+                has_prev = true;
+            }
+            int g = has_prev ? gap_class(prev, cur) : -1;
+            mo->gap_us = g >= 0 ? gap_us[g] : 0.0;
+            if (slot >= 0 && slot <= SPEC_MAX_STREAMS) {
+                seen[slot] = true;
+                last_in_stream[slot] = cur;
+            }
+        }
+    }
+    if ((rc = model_simulate(&in, tl, err)))
+        goto done;
+    if (derived) {
+        json_t *ov = json_object();
+        for (int g = 0; g < G__COUNT; g++)
+            json_object_set_new(ov, gap_names[g], ngaps[g] ? json_real(gap_us[g]) : json_null());
+        *derived = json_pack("{s:i, s:I, s:o, s:f, s:f, s:f, s:b}", "trace_chunks", (int)nk, "size", (json_int_t)size,
+                             "overheads_us", ov, "h2d_gbps", us_per_h2d_byte > 0 ? 1e-3 / us_per_h2d_byte : 0.0,
+                             "d2h_gbps", us_per_d2h_byte > 0 ? 1e-3 / us_per_d2h_byte : 0.0, "kernel_ns_per_elem",
+                             work_per_elem * 1e3, "durations_from_trace", same_chunks);
+    }
+done:
+    free(in.ops);
+    plan_free(&plan);
+    free(h);
+    free(k);
+    free(d);
+    for (int g = 0; g < G__COUNT; g++)
+        free(gaps[g]);
+    return rc;
+}

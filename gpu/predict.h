@@ -1,0 +1,58 @@
+/* predict.h — predict N-stream timelines from a single-stream trace (seed 001's
+ * trans_kernel_model, on the engine-queue model of model.h).
+ *
+ * From the trace it takes each op's alone duration, the five overheads of the seed
+ * (h2d_ovhd, host2kern_ovhd, kern_ovhd, kern2host_ovhd, d2h_ovhd: the device's gaps
+ * between dependent ops, medians over the trace) and the copy and kernel rates; it
+ * builds the target variant's plan, gives every op a duration (the trace's own where the
+ * chunking matches, else rescaled: copies latency + bytes / bandwidth, kernels in
+ * proportion to elements at the GPU fraction their grid fills) and replays it. */
+#ifndef STREAMLAB_PREDICT_H
+#define STREAMLAB_PREDICT_H
+
+#include <jansson.h>
+
+#include "backend.h"
+#include "model.h"
+
+#define PREDICT_MAX_OPS 200000
+
+typedef struct trace_op {
+    op_kind_t op;
+    double start_us, end_us;
+    uint64_t bytes;          /* copies */
+    uint64_t blocks;         /* kernels */
+    int threads_per_block;   /* kernels; default 256 */
+} trace_op_t;
+
+typedef struct trace {
+    trace_op_t *ops;
+    size_t count;
+} trace_t;
+
+/* Parse {"ops": [...]} (API.md's trace): every op checked (kind, numbers, end >= start,
+ * sorted by start, bytes on copies, blocks on kernels). SL_E_INVALID names the op. */
+int trace_from_json(json_t *trace, trace_t *out, sl_error_t *err);
+void trace_free(trace_t *t);
+/* A timeline's kernels lack their grid: fill blocks from the spec that ran it (the
+ * i-th kernel covers the i-th H2D's elements). */
+void trace_fill_blocks(trace_t *t, const spec_t *spec, const device_info_t *dev);
+/* The trace of a measured timeline's ops (the same schema). */
+int trace_from_timeline(const timeline_t *tl, trace_t *out, sl_error_t *err);
+
+typedef struct predict_params {
+    model_device_t dev;
+    model_host_t host;
+    int block_size;          /* for rescaled kernels' grids */
+} predict_params_t;
+
+/* Defaults from a device (calibration, SMs, copy engines) or the sim's H100. */
+void predict_params_for(const device_info_t *dev, predict_params_t *p);
+
+/* Predict variant with `streams` streams and `chunks` chunks (0: the trace's chunk
+ * count) on the trace. Fills tl (caller frees); *derived gets what was taken from the
+ * trace (overheads, rates) when not NULL. */
+int predict_timeline(const trace_t *trace, const predict_params_t *p, variant_t variant, int streams, int chunks,
+                     timeline_t *tl, json_t **derived, sl_error_t *err);
+
+#endif

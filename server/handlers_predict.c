@@ -1,0 +1,234 @@
+/* handlers_predict.c — POST /api/predict: a single-stream trace (given, or a done
+ * 1-stream experiment's median timeline) in, predicted N-stream timelines out, on the
+ * engine-queue model with this machine's device parameters unless the request overrides them. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../gpu/predict.h"
+#include "http.h"
+#include "spec.h"
+
+#define PREDICT_MAX_POINTS 64
+
+static const char *const predict_fields[] = {"trace", "from_experiment", "device", "host", "variant", "streams", "chunks"};
+
+/* a number field of obj within [lo, hi] into *out; false (and a 422) when it is bad */
+static bool get_num(request_t *req, json_t *obj, const char *parent, const char *name, double lo, double hi,
+                    bool integer, double *out) {
+    json_t *v = json_object_get(obj, name);
+    if (!v)
+        return true;
+    char field[64];
+    snprintf(field, sizeof field, "%s.%s", parent, name);
+    if ((integer && !json_is_integer(v)) || !json_is_number(v) || !(json_number_value(v) >= lo && json_number_value(v) <= hi)) {
+        reply_errorf(req, SL_E_INVALID, field, "%s must be %s from %g to %g", field, integer ? "an integer" : "a number", lo, hi);
+        return false;
+    }
+    *out = json_number_value(v);
+    return true;
+}
+
+/* The trace of a done 1-stream experiment, with its kernels' grids from its spec. */
+static bool trace_of_experiment(request_t *req, const char *id, trace_t *trace, predict_params_t *params) {
+    sl_error_t err = {0};
+    store_t *store = app_store(req->app, &err);
+    json_t *exp = store ? store_experiment_json(store, id, &err) : NULL;
+    if (!exp) {
+        if (err.code == SL_E_NOTFOUND)
+            sl_error_set(&err, SL_E_INVALID, "from_experiment", "no experiment %s", id);
+        reply_error(req, &err);
+        return false;
+    }
+    spec_t spec;
+    bool ok = false;
+    json_t *tl = NULL;
+    if (strcmp(json_string_value(json_object_get(exp, "status")), "done") != 0 ||
+        spec_from_json(json_object_get(exp, "spec"), &spec, &err) != SL_OK) {
+        reply_errorf(req, SL_E_INVALID, "from_experiment", "experiment %s is not done", id);
+        goto done;
+    }
+    if (spec.streams != 1 || spec.variant == VARIANT_CPU || spec.variant == VARIANT_HOST_OVERLAP ||
+        spec.variant == VARIANT_MULTI_GPU || spec.variant == VARIANT_ENGINE_STREAMS) {
+        reply_errorf(req, SL_E_INVALID, "from_experiment",
+                     "experiment %s is not a single-stream pipeline (streams %d, variant %s)", id, spec.streams,
+                     variant_names[spec.variant]);
+        goto done;
+    }
+    if (!(tl = store_timeline_json(store, id, -1, &err))) {
+        reply_error(req, &err);
+        goto done;
+    }
+    json_t *ops = json_object_get(tl, "ops");
+    size_t i;
+    json_t *op;
+    /* the stored timeline has no grids; trace_from_json wants them on kernels */
+    json_array_foreach(ops, i, op) {
+        if (strcmp(json_string_value(json_object_get(op, "op")), "kernel") == 0)
+            json_object_set_new(op, "blocks", json_integer(1));
+    }
+    if (trace_from_json(tl, trace, &err)) {
+        reply_error(req, &err);
+        goto done;
+    }
+    device_info_t dev;
+    sim_device_info(&dev, 0);
+    if (req->app->machine.device_count > 0 && req->app->machine.devices[0].calib.valid)
+        dev = req->app->machine.devices[0];
+    trace_fill_blocks(trace, &spec, &dev);
+    params->block_size = spec.block_size;
+    ok = true;
+done:
+    json_decref(tl);
+    json_decref(exp);
+    return ok;
+}
+
+void handle_predict(request_t *req) {
+    json_t *body = request_json(req);
+    if (!body)
+        return;
+    trace_t trace = {0};
+    json_t *preds = NULL, *derived = NULL;
+    if (!json_is_object(body)) {
+        reply_errorf(req, SL_E_INVALID, NULL, "the request must be a JSON object");
+        goto done;
+    }
+    const char *key;
+    json_t *val;
+    json_object_foreach(body, key, val) {
+        bool known = false;
+        for (size_t i = 0; i < sizeof predict_fields / sizeof predict_fields[0]; i++)
+            known |= strcmp(key, predict_fields[i]) == 0;
+        if (!known) {
+            reply_errorf(req, SL_E_INVALID, key, "unknown field \"%.64s\"", key);
+            goto done;
+        }
+    }
+    /* device parameters: this machine's first device, else the sim's H100; then overrides */
+    device_info_t dev;
+    sim_device_info(&dev, 0);
+    if (req->app->machine.device_count > 0 && req->app->machine.devices[0].calib.valid)
+        dev = req->app->machine.devices[0];
+    predict_params_t params;
+    predict_params_for(&dev, &params);
+    json_t *d = json_object_get(body, "device"), *h = json_object_get(body, "host");
+    if ((d && !json_is_object(d)) || (h && !json_is_object(h))) {
+        reply_errorf(req, SL_E_INVALID, d && !json_is_object(d) ? "device" : "host", "must be an object");
+        goto done;
+    }
+    double ce = params.dev.copy_engines, conn = params.dev.connections, sm = params.dev.sm_count,
+           tps = params.dev.max_threads_per_sm, bps = params.dev.max_blocks_per_sm;
+    if (d) {
+        json_object_foreach(d, key, val) {
+            static const char *const dev_fields[] = {"copy_engines", "bidirectional_derate", "connections", "sm_count",
+                                                     "max_threads_per_sm", "max_blocks_per_sm"};
+            bool known = false;
+            for (size_t i = 0; i < 6; i++)
+                known |= strcmp(key, dev_fields[i]) == 0;
+            if (!known) {
+                reply_errorf(req, SL_E_INVALID, "device", "unknown device field \"%.64s\"", key);
+                goto done;
+            }
+        }
+        if (!get_num(req, d, "device", "copy_engines", 1, 16, true, &ce) ||
+            !get_num(req, d, "device", "bidirectional_derate", 0.05, 1, false, &params.dev.bidir_derate) ||
+            !get_num(req, d, "device", "connections", 1, 32, true, &conn) ||
+            !get_num(req, d, "device", "sm_count", 1, 1024, true, &sm) ||
+            !get_num(req, d, "device", "max_threads_per_sm", 32, 4096, true, &tps) ||
+            !get_num(req, d, "device", "max_blocks_per_sm", 1, 64, true, &bps))
+            goto done;
+    }
+    params.dev.copy_engines = (int)ce;
+    params.dev.connections = (int)conn;
+    params.dev.sm_count = (int)sm;
+    params.dev.max_threads_per_sm = (int)tps;
+    params.dev.max_blocks_per_sm = (int)bps;
+    if (h && (!get_num(req, h, "host", "copy_submit_us", 0, 1000, false, &params.host.copy_submit_us) ||
+              !get_num(req, h, "host", "kernel_launch_us", 0, 1000, false, &params.host.kernel_launch_us)))
+        goto done;
+    /* the trace */
+    json_t *t = json_object_get(body, "trace"), *from = json_object_get(body, "from_experiment");
+    sl_error_t err = {0};
+    if ((t != NULL) == (from != NULL)) {
+        reply_errorf(req, SL_E_INVALID, "trace", "give either \"trace\" or \"from_experiment\"");
+        goto done;
+    }
+    if (t && trace_from_json(t, &trace, &err)) {
+        reply_error(req, &err);
+        goto done;
+    }
+    if (from && (!json_is_string(from) || !trace_of_experiment(req, json_string_value(from), &trace, &params))) {
+        if (!json_is_string(from))
+            reply_errorf(req, SL_E_INVALID, "from_experiment", "from_experiment must be an experiment id");
+        goto done;
+    }
+    /* what to predict */
+    int variant = VARIANT_ASYNC_V1;
+    json_t *v = json_object_get(body, "variant");
+    if (v && (!json_is_string(v) || (variant = sl_enum_parse(variant_names, VARIANT__COUNT, json_string_value(v))) < 0)) {
+        reply_errorf(req, SL_E_INVALID, "variant", "unknown variant");
+        goto done;
+    }
+    json_t *streams = json_object_get(body, "streams");
+    json_t *list = json_is_array(streams) ? json_incref(streams) : streams ? json_pack("[O]", streams) : json_pack("[i]", 1);
+    if (!list || json_array_size(list) == 0 || json_array_size(list) > PREDICT_MAX_POINTS) {
+        json_decref(list);
+        reply_errorf(req, SL_E_INVALID, "streams", "streams must be an integer or a list of 1 to %d integers",
+                     PREDICT_MAX_POINTS);
+        goto done;
+    }
+    json_t *chunks_v = json_object_get(body, "chunks");
+    bool chunks_follow = json_is_string(chunks_v) && strcmp(json_string_value(chunks_v), "streams") == 0;
+    if (chunks_v && !chunks_follow &&
+        (!json_is_integer(chunks_v) || json_integer_value(chunks_v) < 1 || json_integer_value(chunks_v) > SPEC_MAX_CHUNKS)) {
+        json_decref(list);
+        reply_errorf(req, SL_E_INVALID, "chunks", "chunks must be an integer from 1 to %d, or \"streams\"", SPEC_MAX_CHUNKS);
+        goto done;
+    }
+    preds = json_array();
+    size_t i;
+    json_t *sv;
+    json_array_foreach(list, i, sv) {
+        if (!json_is_integer(sv) || json_integer_value(sv) < 1 || json_integer_value(sv) > SPEC_MAX_STREAMS) {
+            reply_errorf(req, SL_E_INVALID, "streams", "streams[%zu] must be an integer from 1 to %d", i, SPEC_MAX_STREAMS);
+            json_decref(list);
+            goto done;
+        }
+        int n = (int)json_integer_value(sv);
+        int chunks = chunks_follow ? n : chunks_v ? (int)json_integer_value(chunks_v) : 0;
+        timeline_t tl;
+        if (predict_timeline(&trace, &params, (variant_t)variant, n, chunks, &tl, derived ? NULL : &derived, &err)) {
+            reply_error(req, &err);
+            json_decref(list);
+            goto done;
+        }
+        json_t *ops = json_array();
+        int used_chunks = 0;
+        for (size_t k = 0; k < tl.count; k++) {
+            const op_event_t *e = &tl.ops[k];
+            if (e->chunk + 1 > used_chunks)
+                used_chunks = e->chunk + 1;
+            json_array_append_new(ops, json_pack("{s:i, s:i, s:i, s:s, s:f, s:f, s:I}", "device", e->device, "stream",
+                                                 e->stream, "chunk", e->chunk, "op", op_names[e->op], "start_us",
+                                                 e->start_us, "end_us", e->end_us, "bytes", (json_int_t)e->bytes));
+        }
+        json_array_append_new(preds, json_pack("{s:s, s:i, s:i, s:f, s:o}", "variant", variant_names[variant], "streams",
+                                               n, "chunks", used_chunks, "total_ms", tl.total_us / 1000.0, "ops", ops));
+        timeline_free(&tl);
+    }
+    json_decref(list);
+    reply_json(req, 200,
+               json_pack("{s:O, s:o, s:{s:i, s:f, s:i, s:i, s:i, s:i}}", "predictions", preds, "derived",
+                         derived ? derived : json_null(), "device", "copy_engines", params.dev.copy_engines,
+                         "bidirectional_derate", params.dev.bidir_derate, "connections", params.dev.connections,
+                         "sm_count", params.dev.sm_count, "max_threads_per_sm", params.dev.max_threads_per_sm,
+                         "max_blocks_per_sm", params.dev.max_blocks_per_sm));
+    derived = NULL;
+done:
+    json_decref(preds);
+    json_decref(derived);
+    trace_free(&trace);
+    json_decref(body);
+}
