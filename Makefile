@@ -113,3 +113,10 @@ test-gpu: $(BIN)
 
 clean:
 	rm -rf $(BUILD)
+
+# the GPU suite's and the GPU benchmark's rules
+-include tests/gpu/gpu.mk bench/bench.mk
+
+# the model's accuracy on this machine (a benchmark, not a test)
+bench-model: $(BIN)
+	@sh bench/bench_model.sh $(BIN)

@@ -1,0 +1,73 @@
+#!/bin/sh
+# bench_model.sh BIN — `make bench-model`: the overlap model's accuracy on this machine.
+# Blog kernel, block 256, sizes 2^22 and 2^25, async_v1 and async_v2, N = 2..64 streams
+# of one chunk each: every point runs with "predict": true, i.e. its 1-stream N-chunk
+# basis is measured first and the N-stream run is predicted from that trace, then
+# measured (median of REPS). Prints predicted, measured, error, the spread of the
+# measured reps, and the textbook closed-form estimate (fill + steady state + drain)
+# for comparison. Not a test: numbers to read (and to paste into a note).
+set -eu
+BIN=${1:-build/streamlab}
+REPS=${REPS:-7}
+OUT=${BENCH_OUT:-build/bench}
+mkdir -p "$OUT"
+port=$((20000 + $$ % 20000))
+db="$OUT/model.db"
+rm -f "$db" "$db-wal" "$db-shm"
+"$BIN" serve --listen 127.0.0.1:$port --db "$db" >"$OUT/model-server.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null' EXIT
+/usr/bin/env python3 - "$port" "$REPS" "$OUT" <<'PY'
+import json, sys, time, urllib.request, statistics
+port, reps, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+base = f"http://127.0.0.1:{port}"
+def call(method, path, body=None):
+    req = urllib.request.Request(base + path, method=method, data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=600) as r:
+        return json.load(r)
+deadline = time.time() + 120
+while True:
+    try:
+        health = call("GET", "/api/health"); break
+    except Exception:
+        if time.time() > deadline: raise
+        time.sleep(0.2)
+sweep = call("POST", "/api/sweeps", {"base": {"kernel": "blog", "block_size": 256, "reps": reps, "warmup": 2, "predict": True},
+                                     "axes": {"size": ["2^22", "2^25"], "variant": ["async_v1", "async_v2"],
+                                              "streams": [2, 4, 8, 16, 32, 64]}})
+deadline = time.time() + 1800
+while True:
+    s = call("GET", f"/api/sweeps/{sweep['id']}")
+    if s["counts"]["queued"] + s["counts"]["running"] == 0: break
+    if time.time() > deadline: sys.exit("bench-model: the sweep did not finish")
+    time.sleep(1)
+machine = call("GET", "/api/machines")["items"][0]
+gpu = machine["gpus"][0]["name"] if machine["gpus"] else "?"
+print(f"bench-model on {gpu} ({health['backend']}), {time.strftime('%Y-%m-%d')}, median of {reps} reps")
+print(f"{'size':>5} {'variant':>9} {'N':>3} {'predicted':>10} {'measured':>10} {'error':>7} {'spread':>7} {'closed-form':>11} {'cf err':>7}")
+errors, cf_errors, rows = [], [], []
+for e in s["experiments"]:
+    sp, r = e["spec"], e["result"]
+    if e["status"] != "done":
+        print(f"{sp['size']:>9} {sp['variant']} {sp['streams']}: {e['status']} {e.get('error')}"); continue
+    meas, pred = r["total_ms"]["median"], r["predicted_ms"]
+    spread = (r["total_ms"]["max"] - r["total_ms"]["min"]) / meas
+    err = abs(pred - meas) / meas
+    # textbook pipeline: fill (first H2D + kernel) + steady state (N x the slowest stage) + drain (last kernel + D2H)
+    d = r["extra"]["prediction"]["derived"]
+    n = sp["streams"]; chunk_bytes = sp["size"] * 4 / n
+    h = 2.0 + chunk_bytes / (d["h2d_gbps"] * 1e3); dd = 2.0 + chunk_bytes / (d["d2h_gbps"] * 1e3)
+    k = r["kernel_ms"] * 1e3 / n
+    cf = (h + k + dd + (n - 1) * max(h, k, dd)) / 1e3
+    cf_err = abs(cf - meas) / meas
+    errors.append(err); cf_errors.append(cf_err)
+    size = "2^%d" % (sp["size"].bit_length() - 1)
+    rows.append({"size": size, "variant": sp["variant"], "streams": n, "predicted_ms": pred, "measured_ms": meas,
+                 "error": err, "spread": spread, "closed_form_ms": cf, "closed_form_error": cf_err})
+    print(f"{size:>5} {sp['variant']:>9} {n:>3} {pred:>10.4f} {meas:>10.4f} {100*err:>6.1f}% {100*spread:>6.1f}% {cf:>11.4f} {100*cf_err:>6.1f}%")
+if errors:
+    print(f"model:       median error {100*statistics.median(errors):.1f}%, max {100*max(errors):.1f}%")
+    print(f"closed form: median error {100*statistics.median(cf_errors):.1f}%, max {100*max(cf_errors):.1f}%")
+json.dump(rows, open(f"{out}/model.json", "w"), indent=1)
+PY
