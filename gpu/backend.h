@@ -108,6 +108,9 @@ typedef struct spec {
     bool sync;              /* host_overlap: synchronise before the host does its share */
     double host_share;      /* host_overlap: fraction of elements the host computes */
     bool predict;           /* also run the 1-stream basis and predict this run from its trace */
+    int chunk_ramp;         /* not in the API: the tuned variant's chunk sizes ramp up over the first
+                             * chunk_ramp chunks (1/2^r .. 1/2 of the others) and down over the last
+                             * as many, to shorten pipeline fill and drain; 0: even */
     char label[SPEC_LABEL_MAX];
 } spec_t;
 

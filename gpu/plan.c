@@ -9,6 +9,7 @@
  *   multi_gpu       the array split over devices, async_v1 within each, issued interleaved */
 #include "plan.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,30 @@ void plan_chunk_range(uint64_t size, int n, int c, uint64_t *offset, uint64_t *c
     uint64_t base = size / (uint64_t)n, extra = size % (uint64_t)n, uc = (uint64_t)c;
     *offset = uc * base + (uc < extra ? uc : extra);
     *count = base + (uc < extra ? 1 : 0);
+}
+
+/* weights before chunk c of n with a ramp of r: 2^-r .. 2^-1, then 1s, then 2^-1 .. 2^-r */
+static double ramp_prefix(int n, int r, int c) {
+    if (c <= r)
+        return ldexp(1.0, -r) * (ldexp(1.0, c) - 1.0);
+    double up = 1.0 - ldexp(1.0, -r);
+    if (c <= n - r)
+        return up + (double)(c - r);
+    return up + (double)(n - 2 * r) + (1.0 - ldexp(1.0, -(c - (n - r))));
+}
+
+void plan_spec_chunk(const spec_t *spec, uint64_t size, int c, uint64_t *offset, uint64_t *count) {
+    int n = spec->chunks, r = spec->chunk_ramp;
+    if (r <= 0 || 2 * r > n) {
+        plan_chunk_range(size, n, c, offset, count);
+        return;
+    }
+    /* boundaries floor(size * W(c) / W(n)): monotone and exact, the last one is size */
+    double total = ramp_prefix(n, r, n);
+    uint64_t lo = (uint64_t)floor((double)size * ramp_prefix(n, r, c) / total);
+    uint64_t hi = c + 1 == n ? size : (uint64_t)floor((double)size * ramp_prefix(n, r, c + 1) / total);
+    *offset = lo;
+    *count = hi - lo;
 }
 
 int plan_blocks_per_sm(const device_info_t *dev, int block_size) {
@@ -71,7 +96,7 @@ static int push_depth_first(plan_t *p, const spec_t *s, int device, uint64_t bas
     bool copy_blocks = s->host_memory == HOSTMEM_PAGEABLE;
     for (int c = 0; c < s->chunks; c++) {
         uint64_t off, n;
-        plan_chunk_range(size, s->chunks, c, &off, &n);
+        plan_spec_chunk(s, size, c, &off, &n);
         int st = c % s->streams;
         PUSH(p, PLAN_H2D, device, st, chunk0 + c, base + off, n, copy_blocks);
         PUSH(p, PLAN_KERNEL, device, st, chunk0 + c, base + off, n, false);
@@ -100,7 +125,7 @@ static int build_breadth_first(plan_t *p, const spec_t *s) {
     for (int ph = 0; ph < 3; ph++) {
         for (int c = 0; c < s->chunks; c++) {
             uint64_t off, n;
-            plan_chunk_range(s->size, s->chunks, c, &off, &n);
+            plan_spec_chunk(s, s->size, c, &off, &n);
             int st = c % s->streams;
             PUSH(p, phases[ph], 0, st, c, off, n, phases[ph] != PLAN_KERNEL && copy_blocks);
             if (s->flush == FLUSH_STREAM_QUERY)
@@ -117,7 +142,7 @@ static int build_engine_streams(plan_t *p, const spec_t *s) {
     p->streams = 3; /* 0: H2D engine, 1: compute, 2: D2H engine */
     for (int c = 0; c < s->chunks; c++) {
         uint64_t off, n;
-        plan_chunk_range(s->size, s->chunks, c, &off, &n);
+        plan_spec_chunk(s, s->size, c, &off, &n);
         PUSH(p, PLAN_H2D, 0, 0, c, off, n, copy_blocks);
         p->ops[p->count - 1].record_event = 2 * c;
         PUSH(p, PLAN_KERNEL, 0, 1, c, off, n, false);
@@ -188,7 +213,8 @@ int plan_build(const spec_t *spec, plan_t *plan, sl_error_t *err) {
     plan->devices = 1;
     plan->size = spec->size;
     plan->legacy_default = spec->default_stream == DEFSTREAM_LEGACY;
-    if (spec->chunks < 1 || (uint64_t)spec->chunks > spec->size)
+    if (spec->chunks < 1 || (uint64_t)spec->chunks > spec->size || spec->chunk_ramp < 0 || spec->chunk_ramp > 16 ||
+        (spec->chunk_ramp > 0 && ((uint64_t)spec->chunks << spec->chunk_ramp) > spec->size))
         return sl_error_set(err, SL_E_INVALID, "chunks", "chunks must be between 1 and size (%llu)",
                             (unsigned long long)spec->size);
     int rc;

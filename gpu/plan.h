@@ -56,6 +56,9 @@ void plan_free(plan_t *plan);
 int plan_check_coverage(const plan_t *plan, sl_error_t *err);
 /* Chunk c of n over size elements: the first size % n chunks get one more element. */
 void plan_chunk_range(uint64_t size, int n, int c, uint64_t *offset, uint64_t *count);
+/* Chunk c of a spec's chunks over size elements: even, or with the first and last
+ * chunks spec->chunk_edge times the others (the tuned variant). Exact either way. */
+void plan_spec_chunk(const spec_t *spec, uint64_t size, int c, uint64_t *offset, uint64_t *count);
 /* Blocks a kernel launch over count elements uses (grid size). */
 uint64_t plan_kernel_blocks(const spec_t *spec, const device_info_t *dev, uint64_t count);
 /* Blocks per SM for a block size on this device (occupancy by threads and block limits). */

@@ -34,6 +34,7 @@ int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, js
     static const variant_t variants[] = {VARIANT_ASYNC_V1, VARIANT_ASYNC_V2, VARIANT_ENGINE_STREAMS};
     static const int stream_counts[] = {1, 2, 4, 8, 16, 32, 64};
     static const int chunk_factors[] = {1, 2, 4, 8};
+    static const int ramps[] = {0, 1, 2, 3, 4}; /* chunk-size ramp at each end */
     device_info_t dev;
     sim_device_for(m, spec, 0, &dev);
     double best_ms = -1;
@@ -47,18 +48,23 @@ int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, js
                                                                    : streams * chunk_factors[ci];
                 if (chunks > 512 || (uint64_t)chunks > spec->size)
                     continue;
-                spec_t c = *spec;
-                c.variant = variants[v];
-                c.streams = streams;
-                c.chunks = chunks;
-                double ms;
-                sl_error_t e;
-                if (predict_ms(&c, &dev, &ms, &e) != SL_OK)
-                    continue;
-                tried++;
-                if (best_ms < 0 || ms < best_ms) {
-                    best_ms = ms;
-                    best = c;
+                for (size_t ri = 0; ri < sizeof ramps / sizeof ramps[0]; ri++) {
+                    if (2 * ramps[ri] > chunks / 2)
+                        continue;
+                    spec_t c = *spec;
+                    c.variant = variants[v];
+                    c.streams = streams;
+                    c.chunks = chunks;
+                    c.chunk_ramp = ramps[ri];
+                    double ms;
+                    sl_error_t e;
+                    if (predict_ms(&c, &dev, &ms, &e) != SL_OK)
+                        continue;
+                    tried++;
+                    if (best_ms < 0 || ms < best_ms - 1e-9) {
+                        best_ms = ms;
+                        best = c;
+                    }
                 }
             }
         }
@@ -72,8 +78,8 @@ int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, js
              "fastest of %d candidates on the engine-queue model with %s's calibration "
              "(bidirectional %.1f GB/s, %d copy engines)",
              tried, dev.name, dev.calib.bidir_gbps, dev.async_engines);
-    *why = json_pack("{s:s, s:i, s:i, s:f, s:i, s:s}", "variant", variant_names[best.variant], "streams",
-                     best.streams, "chunks", best.chunks, "predicted_ms", best_ms, "candidates", tried, "reason",
-                     reason);
+    *why = json_pack("{s:s, s:i, s:i, s:f, s:f, s:i, s:s}", "variant", variant_names[best.variant], "streams",
+                     best.streams, "chunks", best.chunks, "chunk_ramp", (double)best.chunk_ramp,
+                     "predicted_ms", best_ms, "candidates", tried, "reason", reason);
     return SL_OK;
 }
