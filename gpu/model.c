@@ -38,6 +38,9 @@ typedef struct sim {
     int *engine_fifo;     /* per device*engine: ring of dispatched copies (indices) */
     size_t *engine_head, *engine_tail;
     int *engine_running;  /* op index or -1 */
+    int *active;          /* running ops (copies on an engine, dispatched kernels), in the order
+                           * they became running: kernels in dispatch order */
+    size_t nactive;
     double now;
 } sim_t;
 
@@ -141,13 +144,14 @@ static int prepare(sim_t *s, sl_error_t *err) {
     s->engine_head = calloc(neng, sizeof(size_t));
     s->engine_tail = calloc(neng, sizeof(size_t));
     s->engine_running = malloc(neng * sizeof(int));
+    s->active = malloc((n ? n : 1) * sizeof(int));
     /* last op per (device, stream): streams are small ints; default stream uses slot 0 */
     int nslots = SPEC_MAX_STREAMS + 2;
     int *last_in_stream = malloc((size_t)ndev * (size_t)nslots * sizeof(int));
     int *last_record = malloc((size_t)(in->events > 0 ? in->events : 1) * sizeof(int));
     int *last_legacy = malloc((size_t)ndev * sizeof(int));
     if (!s->st || !s->queue_head || !s->queue_next || !queue_tail || !s->engine_fifo || !s->engine_head ||
-        !s->engine_tail || !s->engine_running || !last_in_stream || !last_record || !last_legacy) {
+        !s->engine_tail || !s->engine_running || !s->active || !last_in_stream || !last_record || !last_legacy) {
         free(queue_tail); free(last_in_stream); free(last_record); free(last_legacy);
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory in the model");
     }
@@ -255,6 +259,7 @@ static void sim_free(sim_t *s) {
     free(s->engine_head);
     free(s->engine_tail);
     free(s->engine_running);
+    free(s->active);
 }
 
 /* Dispatch every queue head whose dependencies are met, in issue order. */
@@ -278,6 +283,7 @@ static bool dispatch_ready(sim_t *s) {
             s->engine_fifo[base + s->engine_tail[o->engine]++] = best;
         } else {
             o->running = true; /* kernels: allocation decides when work starts */
+            s->active[s->nactive++] = best;
         }
         progress = any = true;
     }
@@ -289,37 +295,42 @@ static bool dispatch_ready(sim_t *s) {
         int i = s->engine_fifo[(size_t)e * s->in->count + s->engine_head[e]++];
         s->engine_running[e] = i;
         s->st[i].running = true;
+        s->active[s->nactive++] = i;
         s->st[i].start = s->now;
         any = true;
     }
     return any;
 }
 
-/* Rates of progress (alone-µs per µs) of running copies and kernels. */
+/* Rates of progress (alone-µs per µs) of running copies and kernels (rate[] is
+ * indexed by op; only active ops' entries are meaningful). */
 static void compute_rates(const sim_t *s, double *rate) {
     const model_input_t *in = s->in;
     int ndev = in->devices > 0 ? in->devices : 1;
-    for (size_t i = 0; i < s->in->count; i++)
-        rate[i] = 0;
-    for (int d = 0; d < ndev; d++) {
+    double free_frac[SPEC_MAX_DEVICES];
+    for (int d = 0; d < ndev && d < SPEC_MAX_DEVICES; d++) {
+        free_frac[d] = 1.0;
         /* copies: both directions busy -> each at the bidirectional derate */
         int h = s->engine_running[d * s->nengines];
         int g = s->nengines == 2 ? s->engine_running[d * s->nengines + 1] : -1;
         double derate = (h >= 0 && g >= 0) ? in->dev.bidir_derate : 1.0;
         if (h >= 0) rate[h] = derate;
         if (g >= 0) rate[g] = derate;
-        /* kernels in dispatch order (== issue order among dispatched) take what they ask */
-        double free_frac = 1.0;
-        for (size_t i = 0; i < in->count; i++) {
-            const op_state_t *o = &s->st[i];
-            if (in->ops[i].kind != PLAN_KERNEL || in->ops[i].device != d || !o->running || o->done)
-                continue;
-            double alloc = fmin(o->demand, free_frac);
-            if (alloc < EPS)
-                continue;
-            free_frac -= alloc;
-            rate[i] = alloc / o->demand;
+    }
+    /* kernels in dispatch order take what they ask of what is left */
+    for (size_t a = 0; a < s->nactive; a++) {
+        int i = s->active[a];
+        const op_state_t *o = &s->st[i];
+        if (in->ops[i].kind != PLAN_KERNEL)
+            continue;
+        int d = in->ops[i].device;
+        double alloc = fmin(o->demand, free_frac[d]);
+        if (alloc < EPS) {
+            rate[i] = 0;
+            continue;
         }
+        free_frac[d] -= alloc;
+        rate[i] = alloc / o->demand;
     }
 }
 
@@ -405,10 +416,10 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
             if (rt > s.now + EPS && rt < next)
                 next = rt;
         }
-        for (size_t i = 0; i < n; i++) {
-            const op_state_t *o = &s.st[i];
-            if (o->running && !o->done && rate[i] > EPS) {
-                double t = s.now + o->remaining / rate[i];
+        for (size_t a = 0; a < s.nactive; a++) {
+            int i = s.active[a];
+            if (rate[i] > EPS) {
+                double t = s.now + s.st[i].remaining / rate[i];
                 if (t < next) next = t;
             }
         }
@@ -420,9 +431,10 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
         /* 5. advance */
         double dt = next - s.now;
         s.now = next;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t a = 0; a < s.nactive; a++) {
+            int i = s.active[a];
             op_state_t *o = &s.st[i];
-            if (!o->running || o->done || rate[i] <= EPS)
+            if (rate[i] <= EPS && o->remaining > 0)
                 continue;
             if (o->start == NEVER)
                 o->start = s.now - dt;
@@ -437,19 +449,12 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
                     s.engine_running[o->engine] = -1;
             }
         }
-        /* zero-length ops complete at once */
-        for (size_t i = 0; i < n; i++) {
-            op_state_t *o = &s.st[i];
-            if (o->running && !o->done && o->remaining <= 0) {
-                if (o->start == NEVER) o->start = s.now;
-                o->done = true;
-                o->running = false;
-                o->end = s.now;
-                done_count++;
-                if (o->engine >= 0)
-                    s.engine_running[o->engine] = -1;
-            }
-        }
+        /* drop finished ops from the active list, keeping its order */
+        size_t kept = 0;
+        for (size_t a = 0; a < s.nactive; a++)
+            if (!s.st[s.active[a]].done)
+                s.active[kept++] = s.active[a];
+        s.nactive = kept;
     }
     if (rc == SL_OK) {
         double total = host_t;

@@ -180,11 +180,14 @@ void handle_predict(request_t *req) {
         goto done;
     }
     json_t *chunks_v = json_object_get(body, "chunks");
-    bool chunks_follow = json_is_string(chunks_v) && strcmp(json_string_value(chunks_v), "streams") == 0;
-    if (chunks_v && !chunks_follow &&
+    /* default: N streams of one chunk each; "trace": the trace's chunking */
+    bool chunks_trace = json_is_string(chunks_v) && strcmp(json_string_value(chunks_v), "trace") == 0;
+    bool chunks_follow = !chunks_v || (json_is_string(chunks_v) && strcmp(json_string_value(chunks_v), "streams") == 0);
+    if (chunks_v && !chunks_follow && !chunks_trace &&
         (!json_is_integer(chunks_v) || json_integer_value(chunks_v) < 1 || json_integer_value(chunks_v) > SPEC_MAX_CHUNKS)) {
         json_decref(list);
-        reply_errorf(req, SL_E_INVALID, "chunks", "chunks must be an integer from 1 to %d, or \"streams\"", SPEC_MAX_CHUNKS);
+        reply_errorf(req, SL_E_INVALID, "chunks", "chunks must be an integer from 1 to %d, \"streams\" or \"trace\"",
+                     SPEC_MAX_CHUNKS);
         goto done;
     }
     preds = json_array();
@@ -197,7 +200,7 @@ void handle_predict(request_t *req) {
             goto done;
         }
         int n = (int)json_integer_value(sv);
-        int chunks = chunks_follow ? n : chunks_v ? (int)json_integer_value(chunks_v) : 0;
+        int chunks = chunks_follow ? n : chunks_trace ? 0 : (int)json_integer_value(chunks_v);
         timeline_t tl;
         if (predict_timeline(&trace, &params, (variant_t)variant, n, chunks, &tl, derived ? NULL : &derived, &err)) {
             reply_error(req, &err);

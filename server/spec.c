@@ -182,8 +182,8 @@ int spec_from_json(json_t *obj, spec_t *out, sl_error_t *err) {
         s.host_share = json_number_value(v);
     }
     /* cross-field rules */
-    if (!json_object_get(obj, "chunks"))
-        s.chunks = s.streams;
+    if (!json_object_get(obj, "chunks")) /* one chunk per stream, but never more chunks than elements */
+        s.chunks = (uint64_t)s.streams < s.size ? s.streams : (int)s.size;
     if (s.variant == VARIANT_ENGINE_STREAMS)
         s.streams = 3; /* one per engine: H2D, compute, D2H */
     if (s.variant == VARIANT_SEQUENTIAL)
@@ -195,6 +195,15 @@ int spec_from_json(json_t *obj, spec_t *out, sl_error_t *err) {
         return sl_error_set(err, SL_E_INVALID, "backend", "the cpu variant runs on backend \"cpu\" (or \"auto\")");
     if (s.variant != VARIANT_CPU && s.backend == BACKEND_CPU)
         return sl_error_set(err, SL_E_INVALID, "backend", "backend \"cpu\" runs only the cpu variant");
+    if (s.variant == VARIANT_MULTI_GPU && s.device_count >= 2 && s.size / (uint64_t)s.device_count < (uint64_t)s.chunks)
+        return sl_error_set(err, SL_E_INVALID, "chunks",
+                            "each of the %d devices gets %llu elements, fewer than chunks (%d)", s.device_count,
+                            (unsigned long long)(s.size / (uint64_t)s.device_count), s.chunks);
+    if (s.variant == VARIANT_HOST_OVERLAP &&
+        s.size - (uint64_t)((double)s.size * s.host_share) < (uint64_t)s.chunks)
+        return sl_error_set(err, SL_E_INVALID, "host_share",
+                            "host_share %.3f leaves %llu elements for the GPU's %d chunks", s.host_share,
+                            (unsigned long long)(s.size - (uint64_t)((double)s.size * s.host_share)), s.chunks);
     if (s.variant == VARIANT_MULTI_GPU && s.device_count < 2)
         return sl_error_set(err, SL_E_INVALID, "devices", "multi_gpu needs at least 2 devices");
     if (s.variant != VARIANT_MULTI_GPU && s.device_count > 1)
