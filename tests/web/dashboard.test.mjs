@@ -1,0 +1,558 @@
+// dashboard.test.mjs — the dashboard in a real browser against the real server (sim
+// backend, temporary database; tests/web/run.sh starts it). The tests run in order and
+// build on each other: the store starts empty, a sweep is submitted through the form and
+// watched in the queue, its runs feed the timeline, sweep, runs and compare tests.
+// Every test fails on any console error or page error it did not expect by name.
+// Screenshots of every view go to tests/web/artifacts/.
+
+import fs from 'node:fs';
+import {
+  BASE, ARTIFACTS, check, until, apiCall, apiGet, waitFinished, launch, close, newPage, open, waitReady,
+  checkNoProblems, shot, test, runAll,
+} from './harness.mjs';
+
+const TOKEN_URL = process.env.STREAMLAB_TOKEN_URL || '';
+const TOKEN = process.env.STREAMLAB_TOKEN || '';
+const OP_RGB = { h2d: [62, 207, 142], kernel: [79, 140, 255], d2h: [255, 107, 107], host: [242, 193, 78] };
+const resourceError = (status) => ({ re: new RegExp(`status of ${status}`), count: 1 });
+
+const state = { sweepId: null, sweepPoints: [] };
+
+// For every lane of a Gantt canvas: which op colours it holds, and where each first appears.
+async function lanePaint(page, selector) {
+  return page.$eval(selector, (c, rgb) => {
+    const g = c.getContext('2d');
+    const dpr = c.width / c.clientWidth;
+    const top = Number(c.dataset.laneTop);
+    const lh = Number(c.dataset.laneHeight);
+    const lanes = Number(c.dataset.lanes) + Number(c.dataset.hostLanes);
+    const x0 = Math.ceil(Number(c.dataset.plotLeft) * dpr);
+    const out = [];
+    for (let i = 0; i < lanes; i++) {
+      const yCss = top + i * lh + lh / 2;
+      const row = g.getImageData(x0, Math.floor(yCss * dpr), c.width - x0, 1).data;
+      const first = {};
+      for (let p = 0; p < row.length; p += 4) {
+        for (const [k, [r, gg, b]] of Object.entries(rgb)) {
+          if (first[k] === undefined && Math.abs(row[p] - r) < 6 && Math.abs(row[p + 1] - gg) < 6 && Math.abs(row[p + 2] - b) < 6) {
+            first[k] = { x: (x0 + p / 4) / dpr, y: yCss };
+          }
+        }
+      }
+      out.push(first);
+    }
+    return out;
+  }, OP_RGB);
+}
+
+async function datasetsOf(page, selector) {
+  return page.$eval(selector, (c) => {
+    const ch = window.Chart.getChart(c);
+    if (!ch) return null;
+    return {
+      type: ch.config.type,
+      xType: ch.scales.x?.type,
+      datasets: ch.data.datasets.map((d) => ({ label: d.label, kind: d.kind || null, band: !!d.band, n: d.data.length, data: d.data })),
+    };
+  });
+}
+
+async function setText(page, selector, value) {
+  await page.$eval(selector, (el) => { el.value = ''; });
+  await page.type(selector, value);
+}
+
+async function sweepExperiments(id) {
+  const sweep = await apiGet(`/api/sweeps/${id}`);
+  const ids = (sweep.experiments || []).map((x) => (typeof x === 'string' ? x : x.id));
+  return Promise.all(ids.map((x) => apiGet(`/api/experiments/${x}`)));
+}
+
+async function checkGanttLanes(page, selector, expectedLanes, what) {
+  const lanes = Number(await page.$eval(selector, (c) => c.dataset.lanes));
+  check(lanes === expectedLanes, `${what}: one lane per stream and device`, expectedLanes, lanes);
+  const paint = await lanePaint(page, selector);
+  const empty = paint.map((p, i) => (Object.keys(p).length ? -1 : i)).filter((i) => i >= 0);
+  check(empty.length === 0, `${what}: every lane has bars drawn in op colours`, 'no empty lanes', `empty lanes ${empty.slice(0, 20).join(',')}`);
+  return paint;
+}
+
+// ---------------------------------------------------------------------------------------
+test('an empty store says what to do first (runs, queue, compare)', async () => {
+  const page = await newPage();
+  await open(page, '#/runs');
+  const empty = await page.$('#empty-state');
+  check(empty, 'runs view on an empty store shows #empty-state', 'present', 'absent');
+  const text = await page.$eval('#empty-state', (el) => el.textContent);
+  check(/No experiments yet/.test(text), 'the empty state says there is nothing yet', 'No experiments yet', text);
+  const links = await page.$$eval('#empty-state a', (as) => as.map((a) => a.getAttribute('href')));
+  check(links.some((h) => h.startsWith('#/submit')), 'the empty state links to the submit form', '#/submit…', links);
+  await shot(page, '01-runs-empty');
+  await open(page, '#/queue');
+  await until(() => page.$eval('#queued', (el) => /queue is empty/.test(el.textContent)), 'the queue view to say the queue is empty');
+  await open(page, '#/compare');
+  check(await page.$('#compare-empty'), 'compare with nothing selected explains how to select', '#compare-empty', 'absent');
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+test('the submit form shows the server\'s defaults: a default submit stores exactly them', async () => {
+  const page = await newPage();
+  await open(page, '#/submit');
+  const form = await page.$$eval('.field', (rows) => rows.map((r) => {
+    const name = r.dataset.field;
+    const checked = r.querySelector('input:checked');
+    const text = r.querySelector('input[type=text]');
+    return [name, checked ? checked.value : text ? text.value : null, r.querySelector('.field-default').textContent];
+  }));
+  const expectedFields = ['variant', 'size', 'streams', 'chunks', 'kernel', 'kernel_iters', 'block_size', 'launch', 'host_memory',
+    'default_stream', 'stream_flags', 'flush', 'driver_mode', 'timing', 'reps', 'warmup', 'devices', 'backend', 'predict',
+    'label', 'sync', 'host_share'];
+  check(JSON.stringify(form.map((f) => f[0])) === JSON.stringify(expectedFields), 'every field of the API spec is on the form', expectedFields.join(','), form.map((f) => f[0]).join(','));
+  await shot(page, '02-submit');
+  await page.click('#submit-button');
+  await page.waitForFunction(() => location.hash.startsWith('#/run/'), { timeout: 10000 });
+  const id = decodeURIComponent(await page.evaluate(() => location.hash.slice('#/run/'.length).split('?')[0]));
+  const e = await apiGet(`/api/experiments/${id}`);
+  const parse = (name, v) => {
+    if (name === 'size') return 2 ** Number(/^2\^(\d+)$/.exec(v)[1]);
+    if (name === 'devices') return v.split(',').map(Number);
+    if (name === 'chunks') return v === '' ? e.spec.streams : Number(v);
+    if (['streams', 'kernel_iters', 'block_size', 'reps', 'warmup', 'host_share'].includes(name)) return Number(v);
+    if (['predict', 'sync'].includes(name)) return v === 'true';
+    return v;
+  };
+  for (const [name, v] of form) {
+    check(JSON.stringify(parse(name, v)) === JSON.stringify(e.spec[name]), `field ${name}: the form's default is what the server stores`, JSON.stringify(e.spec[name]), JSON.stringify(parse(name, v)));
+  }
+  // the run page polls until the experiment is done, then draws its timeline
+  await page.waitForSelector('#timeline-canvas', { timeout: 60000 });
+  await waitReady(page);
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+test('a bad field shows the API\'s error next to that field (one experiment and a sweep)', async () => {
+  const page = await newPage();
+  await open(page, '#/submit');
+  await setText(page, '#f-streams', '5000');
+  await page.click('#submit-button');
+  await page.waitForFunction(() => document.querySelector('.field[data-field="streams"] .field-error')?.textContent, { timeout: 10000 });
+  const api = await apiCall('POST', '/api/experiments', { variant: 'async_v1', streams: 5000 });
+  check(api.status === 422 && api.json?.error?.field === 'streams', 'the API refuses streams 5000 naming the field', '422, field streams', `${api.status} ${api.text}`);
+  const shown = await page.$eval('.field[data-field="streams"] .field-error', (el) => el.textContent);
+  check(shown.includes(api.json.error.message), 'the API\'s message is shown beside streams', api.json.error.message, shown);
+  const marked = await page.$$eval('.field.has-error', (els) => els.map((e) => e.dataset.field));
+  check(marked.length === 1 && marked[0] === 'streams', 'only the streams field is marked', 'streams', marked);
+  check(await page.evaluate(() => location.hash.startsWith('#/submit')), 'a refused submit stays on the form', '#/submit', await page.evaluate(() => location.hash));
+  await shot(page, '03-submit-error');
+
+  // a sweep whose second point is out of range: the error lands on the axis' field
+  await open(page, '#/submit?mode=sweep');
+  await setText(page, '#f-streams', '2,0');
+  await page.click('#submit-button');
+  await page.waitForFunction(() => document.querySelector('.field[data-field="streams"] .field-error')?.textContent, { timeout: 10000 });
+  const sweepApi = await apiCall('POST', '/api/sweeps', { base: { variant: 'async_v1' }, axes: { streams: [2, 0] } });
+  const shown2 = await page.$eval('.field[data-field="streams"] .field-error', (el) => el.textContent);
+  check(sweepApi.status === 422 && shown2.includes(sweepApi.json.error.message), 'the sweep\'s error is shown beside streams', sweepApi.json?.error?.message, shown2);
+  checkNoProblems(page, [resourceError(422), resourceError(422)]);
+  await page.closeAll();
+});
+
+test('submit a sweep through the form and watch it complete in the queue view', async () => {
+  const page = await newPage();
+  await open(page, '#/submit?mode=sweep');
+  // async_v1 is preselected; add sequential and async_v2
+  for (const v of ['sequential', 'async_v2']) await page.click(`label.chip:has(input[name="variant"][value="${v}"])`);
+  await setText(page, '#f-streams', '1,2,4,8,16,32');
+  await setText(page, '#f-size', '2^22');
+  await setText(page, '#f-label', 'web-test sweep');
+  await page.click('label.chip:has(input[name="predict"][value="true"])');
+  const points = await page.$eval('#points', (el) => el.textContent);
+  check(/^18 experiments = 3 variant × 6 streams/.test(points), 'the form counts the cross product', '18 experiments = 3 variant × 6 streams', points);
+  const preview = JSON.parse((await page.$eval('#request-preview', (el) => el.textContent)).split('\n').slice(1).join('\n'));
+  check(JSON.stringify(preview.axes.streams) === '[1,2,4,8,16,32]' && preview.axes.variant.length === 3, 'the request shows the axes as lists', 'streams [1..32], 3 variants', preview);
+  check(preview.base.predict === true && preview.base.size === 4194304, 'the base carries the single-valued fields', 'predict true, size 4194304', preview.base);
+  check(/mode=sweep/.test(await page.evaluate(() => location.hash)) && /streams=1,2,4,8,16,32/.test(await page.evaluate(() => location.hash)), 'the form\'s state is in the hash', 'mode=sweep…streams=1,2,4,8,16,32', await page.evaluate(() => location.hash));
+  await shot(page, '04-submit-sweep');
+  await page.click('#submit-button');
+  await page.waitForFunction(() => location.hash.startsWith('#/queue?sweep='), { timeout: 10000 });
+  state.sweepId = decodeURIComponent(await page.evaluate(() => new URLSearchParams(location.hash.split('?')[1]).get('sweep')));
+  await waitReady(page);
+  await page.waitForSelector('#sweep-progress', { timeout: 10000 });
+  await shot(page, '05-queue-progress');
+  const total = await page.$eval('#sweep-progress', (el) => Number(el.dataset.total));
+  check(total === 18, 'the queue view tracks all 18 points of the sweep', 18, total);
+  // live: the view polls by itself; we only read the page
+  await until(() => page.$eval('#sweep-progress', (el) => el.dataset.complete === '1'), 'the queue view to show the sweep complete', 240000, 250);
+  const done = await page.$eval('#sweep-progress', (el) => Number(el.dataset.done));
+  check(done === 18, 'every point of the sweep is done', 18, done);
+  // the view keeps polling by itself (the sim may finish the sweep before the first poll)
+  await until(() => page.$eval('#view', (el) => Number(el.dataset.polls) >= 2), 'the queue view to poll again', 10000);
+  await shot(page, '06-queue-complete');
+  state.sweepPoints = await sweepExperiments(state.sweepId);
+  await page.click('#open-sweep');
+  await page.waitForFunction((id) => location.hash === `#/sweep/${id}`, { timeout: 10000 }, state.sweepId);
+  await waitReady(page);
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+test('the sweep chart: time vs streams per variant, prediction and floor as lines, speed-up', async () => {
+  const page = await newPage();
+  await open(page, `#/sweep/${state.sweepId}`);
+  await page.waitForSelector('#sweep-time-canvas', { timeout: 10000 });
+  const chart = await datasetsOf(page, '#sweep-time-canvas');
+  check(chart, 'a Chart.js chart on #sweep-time-canvas', 'a chart', null);
+  const series = chart.datasets.filter((d) => !d.band && !d.kind).map((d) => d.label).sort();
+  check(JSON.stringify(series) === JSON.stringify(['async_v1', 'async_v2', 'sequential']), 'one line per variant', 'async_v1,async_v2,sequential', series);
+  const v1 = chart.datasets.find((d) => d.label === 'async_v1');
+  check(v1.n === 6, 'async_v1 has a point per streams value', 6, v1.n);
+  check(chart.xType === 'logarithmic', 'streams 1…32 on a log axis', 'logarithmic', chart.xType);
+  const withFloor = state.sweepPoints.filter((e) => e.result && e.result.floor_ms > 0).length;
+  const floors = chart.datasets.filter((d) => d.kind === 'floor');
+  check(!withFloor || floors.length >= 1, 'the machine\'s floor is drawn as a line', '>= 1 floor line', floors.length);
+  const withPred = state.sweepPoints.filter((e) => e.result && Number.isFinite(e.result.predicted_ms) && e.result.predicted_ms >= 0).length;
+  const preds = chart.datasets.filter((d) => d.kind === 'pred');
+  check(!withPred || preds.length >= 1, 'the model\'s prediction is drawn where results carry one', '>= 1 prediction line', `${preds.length} (results with predicted_ms: ${withPred})`);
+  const speed = await datasetsOf(page, '#sweep-speedup-canvas');
+  const title = await page.$eval('#speedup-title', (el) => el.textContent);
+  check(speed && title === 'Speed-up over sequential', 'speed-up over sequential is drawn', 'Speed-up over sequential', title);
+  check(speed.datasets.every((d) => d.label !== 'sequential'), 'sequential is the baseline, not a line', 'no sequential line', speed.datasets.map((d) => d.label));
+  const rows = await page.$$eval('#sweep-table tbody tr', (trs) => trs.length);
+  check(rows === 18, 'the points table lists every point', 18, rows);
+  await shot(page, '07-sweep');
+  // deep link: x axis and y scale from the hash
+  await open(page, `#/sweep/${state.sweepId}?x=variant&logy=0`);
+  await page.waitForSelector('#sweep-time-canvas', { timeout: 10000 });
+  const cat = await datasetsOf(page, '#sweep-time-canvas');
+  check(cat.xType === 'category', 'x=variant in the hash puts variants on the x axis', 'category', cat.xType);
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+test('run detail: the Gantt timeline has one lane per stream, hover and zoom work', async () => {
+  const target = state.sweepPoints.find((e) => e.spec.variant === 'async_v1' && e.spec.streams === 32);
+  check(target, 'the sweep has an async_v1 32-stream point', 'present', 'absent');
+  const tl = await apiGet(`/api/experiments/${target.id}/timeline`);
+  const pairs = new Set(tl.ops.filter((o) => o.op !== 'host').map((o) => `${o.device}:${o.stream}`));
+  const page = await newPage();
+  await open(page, `#/run/${target.id}`);
+  await page.waitForSelector('#timeline-canvas');
+  check(pairs.size === 32, 'the API\'s timeline uses 32 streams', 32, pairs.size);
+  const paint = await checkGanttLanes(page, '#timeline-canvas', 32, 'async_v1 × 32 streams');
+  const ops = Number(await page.$eval('#timeline-canvas', (c) => c.dataset.ops));
+  check(ops === tl.ops.length, 'every op of the timeline is on the chart', tl.ops.length, ops);
+  const kinds = new Set(paint.flatMap((p) => Object.keys(p)));
+  for (const k of ['h2d', 'kernel', 'd2h']) check(kinds.has(k), `${k} bars are drawn in their colour`, k, [...kinds]);
+  // the model's timeline beside it, from the sweep's 1-stream run, one lane per stream too
+  await page.waitForSelector('#predicted-canvas', { timeout: 10000 });
+  await checkGanttLanes(page, '#predicted-canvas', 32, 'predicted async_v1 × 32 streams');
+
+  // summary: numbers from the result
+  const summary = await page.$eval('#summary', (el) => el.textContent);
+  check(/efficiency/i.test(summary) && /overlap/i.test(summary) && /verified/i.test(summary) && /H2D/.test(summary), 'the summary shows efficiency, overlap, bandwidth and verification', 'all four', summary.slice(0, 300));
+  const specText = await page.$eval('.spec-table', (el) => el.textContent);
+  check(specText.includes('kernel_iters') && specText.includes('default_stream'), 'the full spec is shown', 'every field', specText.slice(0, 200));
+
+  // hover a copy: op, chunk, bytes, µs and GB/s
+  const lane0 = paint.find((p) => p.h2d);
+  const box = await (await page.$('#timeline-canvas')).boundingBox();
+  await page.mouse.move(box.x + lane0.h2d.x + 2, box.y + lane0.h2d.y);
+  await page.waitForSelector('.gantt-tip:not([hidden])', { timeout: 5000 });
+  const tip = await page.$eval('.gantt-tip', (el) => el.textContent);
+  for (const want of ['H2D copy', 'chunk', 'bytes', 'µs', 'GB/s', 'stream']) check(tip.includes(want), `the tooltip shows ${want}`, want, tip);
+  await shot(page, '08-run');
+
+  // zoom: drag over the first quarter of the plot; the range goes into the hash
+  const left = Number(await page.$eval('#timeline-canvas', (c) => c.dataset.plotLeft));
+  const y = box.y + 40;
+  await page.mouse.move(box.x + left + 10, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + left + 120, y, { steps: 5 });
+  await page.mouse.move(box.x + left + (box.width - left) / 4, y, { steps: 5 });
+  await page.mouse.up();
+  await page.waitForFunction(() => /t0=/.test(location.hash) && /t1=/.test(location.hash), { timeout: 5000 });
+  const hash = await page.evaluate(() => location.hash);
+  const range = await page.$eval('.range-text', (el) => el.textContent);
+  await shot(page, '09-run-zoomed');
+  // the deep link restores the zoom
+  const page2 = await newPage();
+  await open(page2, hash);
+  await page2.waitForSelector('#timeline-canvas');
+  const range2 = await page2.$eval('.range-text', (el) => el.textContent);
+  check(range2 === range, 'the zoomed range comes back from the link', range, range2);
+  checkNoProblems(page2);
+  await page2.closeAll();
+
+  // the trace and JSON links work
+  const trace = await page.$eval('#trace-link', (a) => a.getAttribute('href'));
+  const tr = await apiGet(trace);
+  check(Array.isArray(tr.traceEvents) && tr.traceEvents.length > 0, 'the Chrome trace link serves trace events', 'traceEvents', Object.keys(tr || {}));
+  const json = await page.$eval('#json-link', (a) => a.getAttribute('href'));
+  check((await apiGet(json)).id === target.id, 'the JSON link serves the experiment', target.id, json);
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+test('a run of 256 streams × 3 ops draws 256 lanes', async () => {
+  const r = await apiCall('POST', '/api/experiments', { variant: 'async_v1', streams: 256, size: 2 ** 24, label: 'web-test 256' });
+  check(r.status === 202, 'POST /api/experiments with 256 streams', 202, `${r.status} ${r.text}`);
+  const e = await waitFinished(r.json.id);
+  check(e.status === 'done', 'the 256-stream run is done', 'done', `${e.status} ${e.error || ''}`);
+  const tl = await apiGet(`/api/experiments/${e.id}/timeline`);
+  check(tl.ops.length === 768, 'the timeline has 256 streams × 3 ops', 768, tl.ops.length);
+  const page = await newPage();
+  await open(page, `#/run/${e.id}`);
+  await page.waitForSelector('#timeline-canvas');
+  await checkGanttLanes(page, '#timeline-canvas', 256, '256 streams');
+  const drawn = Number(await page.$eval('#timeline-canvas', (c) => c.dataset.drawn));
+  check(drawn === 768, 'every op drawn once', 768, drawn);
+  await shot(page, '10-run-256-streams');
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+test('a multi-GPU run has one lane per stream and device', async () => {
+  const health = await apiGet('/api/health');
+  check(health.devices >= 2, 'the test server runs with 2 simulated devices', '>= 2', health.devices);
+  const r = await apiCall('POST', '/api/experiments', { variant: 'multi_gpu', devices: [0, 1], streams: 4, size: 2 ** 22 });
+  check(r.status === 202, 'POST a multi_gpu experiment', 202, `${r.status} ${r.text}`);
+  const e = await waitFinished(r.json.id);
+  check(e.status === 'done', 'the multi_gpu run is done', 'done', `${e.status} ${e.error || ''}`);
+  const tl = await apiGet(`/api/experiments/${e.id}/timeline`);
+  const pairs = new Set(tl.ops.filter((o) => o.op !== 'host').map((o) => `${o.device}:${o.stream}`));
+  const devices = new Set(tl.ops.map((o) => o.device));
+  check(devices.size === 2, 'the timeline spans both devices', 2, devices.size);
+  const page = await newPage();
+  await open(page, `#/run/${e.id}`);
+  await page.waitForSelector('#timeline-canvas');
+  await checkGanttLanes(page, '#timeline-canvas', pairs.size, 'multi_gpu on 2 devices');
+  await shot(page, '11-run-multi-gpu');
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+test('runs: filter, sort, select several and compare them', async () => {
+  const page = await newPage();
+  await open(page, '#/runs');
+  await page.waitForSelector('#runs-table');
+  await page.select('#filters select[name="variant"]', 'async_v2');
+  await page.waitForFunction(() => /variant=async_v2/.test(location.hash), { timeout: 5000 });
+  await waitReady(page);
+  const variants = await page.$$eval('#runs-table tbody tr td:nth-child(5)', (tds) => tds.map((td) => td.textContent));
+  check(variants.length === 6 && variants.every((v) => v === 'async_v2'), 'the variant filter keeps only async_v2 (6 runs)', '6 × async_v2', variants);
+  // sort by total, ascending
+  await page.click('#runs-table thead a[href*="sort=total"]');
+  await page.waitForFunction(() => /sort=total/.test(location.hash), { timeout: 5000 });
+  await waitReady(page);
+  const ids = await page.$$eval('#runs-table tbody tr', (trs) => trs.map((tr) => tr.dataset.id));
+  const totals = [];
+  for (const id of ids) totals.push((await apiGet(`/api/experiments/${id}`)).result.total_ms.median);
+  check(totals.every((t, i) => i === 0 || totals[i - 1] <= t), 'sorted by total, ascending', 'non-decreasing', totals);
+  // filter by streams and by label, then clear
+  await open(page, '#/runs?streams=32&size=2%5E22');
+  const streams = await page.$$eval('#runs-table tbody tr', (trs) => trs.map((tr) => `${tr.children[5].textContent} ${tr.children[6].textContent}`));
+  check(streams.length === 3 && streams.every((s) => s === '2^22 32'), 'the size and streams filters keep the sweep\'s 32-stream runs', '3 × "2^22 32"', streams);
+  await open(page, '#/runs?label=web-test%20256');
+  const labelled = await page.$$eval('#runs-table tbody tr', (trs) => trs.length);
+  check(labelled === 1, 'the label filter finds the 256-stream run', 1, labelled);
+  // select three 16-stream runs of the sweep and compare them
+  await open(page, '#/runs?streams=16');
+  const boxes = await page.$$('#runs-table input.pick');
+  check(boxes.length >= 3, 'three runs to select', '>= 3', boxes.length);
+  for (const b of boxes.slice(0, 3)) await b.click();
+  const href = await page.$eval('#compare-selected', (a) => a.getAttribute('href'));
+  const sel = await page.evaluate(() => new URLSearchParams(location.hash.split('?')[1]).get('sel'));
+  check(sel && sel.split(',').length === 3, 'the selection is kept in the hash', '3 ids', sel);
+  await shot(page, '12-runs');
+  await page.click('#compare-selected');
+  await page.waitForFunction(() => location.hash.startsWith('#/compare?ids='), { timeout: 5000 });
+  await waitReady(page);
+  check(href.split('ids=')[1].split(',').length === 3, 'compare gets the three ids', 3, href);
+  const bars = await datasetsOf(page, '#compare-bars-canvas');
+  check(bars && bars.datasets.length === 1 && bars.datasets[0].n === 3, 'grouped bars: one machine, three configurations', '1 dataset × 3', bars && bars.datasets.map((d) => d.n));
+  await shot(page, '13-compare-one-machine');
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+test('compare: runs from two machines side by side, ratios and machine properties', async () => {
+  // a second machine: this store's export of the sweep, re-labelled as another host that is
+  // half as fast (every time doubled, every bandwidth halved), imported through the API
+  const bundle = await apiGet(`/api/export?sweep=${state.sweepId}`);
+  const machines = bundle.machines || [];
+  check(machines.length >= 1, 'the export bundle holds the machine', '>= 1 machine', Object.keys(bundle));
+  let text = JSON.stringify(bundle);
+  const rename = (from, to) => { text = text.split(from).join(to); };
+  rename(machines[0].id, `${machines[0].id}-b`);
+  for (const sw of bundle.sweeps || []) rename(sw.id, `${sw.id}-b`);
+  for (const e of bundle.experiments || []) rename(e.id, `${e.id}-b`);
+  const otherBundle = JSON.parse(text);
+  const twice = (x) => (typeof x === 'number' ? x * 2 : x);
+  for (const m of otherBundle.machines) {
+    m.hostname = 'labbox-b';
+    m.label = 'labbox-b';
+    for (const g of m.gpus || m.devices || []) {
+      for (const k of Object.keys(g.calibration || {})) if (/gbps/.test(k)) g.calibration[k] /= 2;
+    }
+  }
+  for (const e of otherBundle.experiments || []) {
+    const r = e.result;
+    if (!r) continue;
+    for (const k of Object.keys(r.total_ms || {})) if (k !== 'stddev') r.total_ms[k] = twice(r.total_ms[k]);
+    r.total_ms.stddev = twice(r.total_ms.stddev);
+    r.reps_ms = (r.reps_ms || []).map(twice);
+    for (const k of ['h2d_ms', 'kernel_ms', 'd2h_ms', 'host_ms', 'floor_ms', 'predicted_ms']) r[k] = twice(r[k]);
+    for (const k of ['h2d_gbps', 'd2h_gbps']) if (typeof r[k] === 'number') r[k] /= 2;
+  }
+  for (const reps of Object.values(otherBundle.timelines || {})) {
+    for (const rep of reps) for (const op of rep.ops || []) {
+      op.start_us *= 2;
+      op.end_us *= 2;
+    }
+  }
+  const imp = await apiCall('POST', '/api/import', otherBundle);
+  check(imp.status === 200, 'POST /api/import of a second machine\'s bundle', 200, `${imp.status} ${imp.text.slice(0, 300)}`);
+  const ids = [];
+  for (const streams of [1, 4, 16]) {
+    for (const suffix of ['', '-b']) {
+      const e = state.sweepPoints.find((x) => x.spec.variant === 'async_v1' && x.spec.streams === streams);
+      ids.push(`${e.id}${suffix}`);
+    }
+  }
+  const page = await newPage();
+  await open(page, `#/compare?ids=${ids.join(',')}`);
+  await page.waitForSelector('#compare-bars-canvas');
+  const bars = await datasetsOf(page, '#compare-bars-canvas');
+  check(bars.datasets.length === 2, 'one bar series per machine', 2, bars.datasets.map((d) => d.label));
+  check(bars.datasets.every((d) => d.n === 3 && d.data.every((v) => v > 0)), 'three configurations per machine', '3 bars each', bars.datasets.map((d) => d.data));
+  const ratios = await page.$$eval('#ratio-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td.ratio')].map((td) => td.textContent)));
+  check(ratios.length === 3, 'a ratio row per configuration', 3, ratios.length);
+  check(ratios.every((r) => r.length === 1 && /^2(\.0+)?×$/.test(r[0])), 'the other machine is 2× the baseline', '2×', ratios);
+  const props = await page.$$eval('#machines-card thead th', (ths) => ths.length);
+  check(props === 3, 'machines side by side: a column per machine', '3 columns (property + 2)', props);
+  const differs = await page.$$eval('#machines-card tr.differs th', (ths) => ths.map((th) => th.textContent));
+  check(differs.some((t) => /hostname/.test(t)), 'the machines table marks the properties that differ', 'hostname among them', differs);
+  await shot(page, '13-compare-two-machines');
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+test('a 401 asks for the bearer token, keeps it in sessionStorage and retries', async () => {
+  check(TOKEN_URL && TOKEN, 'run.sh started a second server with a token', 'STREAMLAB_TOKEN_URL set', TOKEN_URL);
+  const page = await newPage();
+  await open(page, '#/submit', TOKEN_URL);
+  await page.click('#submit-button');
+  await page.waitForSelector('#token-dialog[open]', { timeout: 10000 });
+  await shot(page, '14-token-dialog');
+  await page.type('#token-input', TOKEN);
+  await page.click('#token-dialog button[value="ok"]');
+  await page.waitForFunction(() => location.hash.startsWith('#/run/'), { timeout: 10000 });
+  const kept = await page.evaluate(() => sessionStorage.getItem('streamlab.token'));
+  check(kept === TOKEN, 'the token is kept in sessionStorage', TOKEN, kept);
+  await waitReady(page);
+  checkNoProblems(page, [resourceError(401)]);
+  await page.closeAll();
+});
+
+test('the queue view cancels a queued experiment (DELETE, asking for the token on 401)', async () => {
+  // the token server has no workers (--workers 0): what is queued there stays queued
+  const ids = [];
+  for (let i = 0; i < 3; i++) {
+    const r = await apiCall('POST', '/api/experiments', { variant: 'async_v1', streams: 8, label: `to cancel ${i}` }, { base: TOKEN_URL, token: TOKEN });
+    check(r.status === 202, 'POST with the token', 202, `${r.status} ${r.text}`);
+    ids.push(r.json.id);
+  }
+  const page = await newPage();
+  await open(page, '#/queue', TOKEN_URL);
+  const target = ids[1];
+  const button = `#queued tr[data-id="${target}"] button.cancel`;
+  await page.waitForSelector(button, { timeout: 10000 });
+  await shot(page, '15-queue-queued');
+  await page.click(button);
+  await page.waitForSelector('#token-dialog[open]', { timeout: 10000 });
+  await page.type('#token-input', TOKEN);
+  await page.keyboard.press('Enter'); // Enter uses the token (it does not forget it)
+  await until(async () => (await apiGet(`/api/experiments/${target}`, { base: TOKEN_URL })).status === 'cancelled', 'the experiment to be cancelled', 10000);
+  await until(() => page.$(`#queued tr[data-id="${target}"]`).then((x) => !x), 'the cancelled row to leave the queue view', 10000);
+  for (const other of [ids[0], ids[2]]) {
+    const st = (await apiGet(`/api/experiments/${other}`, { base: TOKEN_URL })).status;
+    check(st === 'queued', 'the other experiments stay queued', 'queued', st);
+  }
+  // cancelling it again: 409, said beside the button
+  await page.evaluate(async (id) => {
+    const { api } = await import('/js/api.js');
+    try {
+      await api.cancel(id);
+    } catch (err) {
+      window.lastCancelError = { status: err.status, code: err.code };
+    }
+  }, target);
+  const again = await page.evaluate(() => window.lastCancelError);
+  check(again && again.status === 409, 'a second cancel is a 409 conflict', 409, again);
+  checkNoProblems(page, [resourceError(401), resourceError(409)]);
+  await page.closeAll();
+});
+
+test('thousands of runs: the runs view pages with the API cursor', async () => {
+  const ids = [];
+  for (let k = 0; k < 2; k++) {
+    const streams = Array.from({ length: 1000 }, (_, i) => 1 + ((i + k * 1000) % 1024));
+    const r = await apiCall('POST', '/api/sweeps', { base: { variant: 'async_v2', size: 2 ** 20, reps: 1, warmup: 0, label: `bulk ${k}` }, axes: { streams } });
+    check(r.status === 202, `POST a 1000-point sweep (${k + 1} of 2)`, 202, `${r.status} ${r.text.slice(0, 200)}`);
+    ids.push(...r.json.experiments);
+  }
+  const page = await newPage();
+  await open(page, '#/runs');
+  await page.waitForSelector('#runs-table');
+  const seen = new Set();
+  let firstIds = null;
+  for (let p = 0; p < 4; p++) {
+    const rows = await page.$$eval('#runs-table tbody tr', (trs) => trs.map((tr) => tr.dataset.id));
+    check(rows.length === 50, `page ${p + 1} holds 50 runs`, 50, rows.length);
+    for (const id of rows) {
+      check(!seen.has(id), 'no run appears on two pages', 'unique', id);
+      seen.add(id);
+    }
+    if (p === 0) {
+      firstIds = rows;
+      check(rows[0] === ids.at(-1), 'newest first', ids.at(-1), rows[0]);
+      await shot(page, '16-runs-thousands');
+    }
+    await page.$eval('#view', (el) => { el.dataset.ready = '0'; });
+    await page.click('#next-page');
+    await waitReady(page);
+  }
+  // back to newer pages, the same rows as before
+  for (let p = 0; p < 4; p++) {
+    await page.$eval('#view', (el) => { el.dataset.ready = '0'; });
+    await page.click('#prev-page');
+    await waitReady(page);
+  }
+  const again = await page.$$eval('#runs-table tbody tr', (trs) => trs.map((tr) => tr.dataset.id));
+  check(JSON.stringify(again) === JSON.stringify(firstIds), '"newer" pages back to the first page', firstIds.slice(0, 3), again.slice(0, 3));
+  check(await page.$('#prev-page') === null, 'the first page has no "newer" link', 'absent', 'present');
+  // the queue view lists thousands without freezing: the first 200 and a count
+  await open(page, '#/queue');
+  const more = await page.$eval('#queued tfoot', (el) => el.textContent).catch(() => '');
+  check(/more/.test(more), 'the queue view shows a count of the rest', '… and N more', more);
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+// ---------------------------------------------------------------------------------------
+const resultFile = process.env.RESULT_FILE;
+let outcome = { passed: 0, failed: 1 };
+try {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await launch();
+  console.log(`browser tests against ${BASE}; screenshots in ${ARTIFACTS}`);
+  outcome = await runAll();
+} catch (err) {
+  console.log(`FAIL the browser did not start: ${err.stack || err}`);
+} finally {
+  await close();
+}
+if (resultFile) fs.writeFileSync(resultFile, `${outcome.passed} ${outcome.failed}\n`);
+process.exit(outcome.failed ? 1 : 0);

@@ -1,0 +1,242 @@
+// compare.js — the Compare view (#/compare?ids=a,b,c&base=MACHINE): runs side by side,
+// grouped by configuration (the spec without label, reps and backend) with one bar per
+// machine in the machine's colour; a table of ratios against a baseline machine (or, when
+// every run is on one machine, against the first configuration); where the time went in
+// each run (summed H2D, kernel, D2H against the wall time); and the machines' properties
+// side by side (GPU, copy engines, driver model, PCIe, calibration).
+
+import { api } from './api.js';
+import {
+  h, hashFor, fmtMs, fmtNum, fmtSize, fmtPct, shortId, machineChip, machineName, machineColor,
+  loadMachines, totalMs, OP_COLORS, OP_LABELS, errorBox, flatten,
+} from './ui.js';
+
+const CONFIG_FIELDS = ['variant', 'size', 'streams', 'chunks', 'kernel', 'kernel_iters', 'block_size', 'launch',
+  'host_memory', 'default_stream', 'stream_flags', 'flush', 'driver_mode', 'timing', 'devices'];
+// Machine properties worth reading first, in this order: the host's, then each GPU's.
+const HOST_FIRST = ['hostname', 'label', 'cpu', 'cpu_threads', 'kernel', 'backend', 'device_count', 'cuda_driver',
+  'cuda_runtime', 'driver_version'];
+const GPU_FIRST = ['name', 'compute_capability', 'sm_count', 'copy_engines', 'driver_model', 'pcie_gen', 'pcie_width',
+  'memory_bytes', 'concurrent_kernels', 'calibration.h2d_gbps', 'calibration.d2h_gbps', 'calibration.bidir_gbps',
+  'calibration.bidir_gbps_min', 'calibration.pageable_h2d_gbps', 'calibration.pageable_d2h_gbps', 'calibration.samples'];
+// [group, place]: host properties first, then GPU 0's, GPU 1's, …; the rest of the host's last
+function propertyRank(key) {
+  const m = /^(?:gpus|devices)\[(\d+)\]\.?(.*)$/.exec(key);
+  if (!m) {
+    const i = HOST_FIRST.indexOf(key);
+    return i < 0 ? [1e6, 0] : [-1, i];
+  }
+  const i = GPU_FIRST.indexOf(m[2]);
+  return [Number(m[1]), i < 0 ? 999 : i];
+}
+
+function configKey(s) {
+  return JSON.stringify(CONFIG_FIELDS.map((k) => s[k]));
+}
+
+// A configuration's name: only the fields that differ between the compared runs.
+function configNamer(specs) {
+  let vary = CONFIG_FIELDS.filter((k) => new Set(specs.map((s) => JSON.stringify(s[k]))).size > 1);
+  // chunks defaults to streams: name it only where it differs
+  if (specs.every((s) => s.chunks === s.streams)) vary = vary.filter((k) => k !== 'chunks');
+  const show = vary.length ? vary : ['variant', 'size', 'streams'];
+  return (s) => show.map((k) => (k === 'size' ? fmtSize(s[k]) : k === 'streams' ? `${s[k]} stream${s[k] === 1 ? '' : 's'}` : k === 'chunks' ? `${s[k]} chunk${s[k] === 1 ? '' : 's'}` : String(s[k]))).join(' · ');
+}
+
+function ratioCell(r) {
+  if (!Number.isFinite(r)) return h('td', { class: 'num muted' }, '—');
+  const cls = r < 0.97 ? 'faster' : r > 1.03 ? 'slower' : 'same';
+  return h('td', { class: `num ratio ${cls}` }, `${fmtNum(r)}×`);
+}
+
+export async function render(root, ctx) {
+  const ids = (ctx.params.get('ids') || '').split(',').filter(Boolean);
+  root.append(h('section', { class: 'page-head' }, h('h1', {}, 'Compare'),
+    h('p', { class: 'lede' }, 'Runs side by side: one bar per machine for each configuration, ratios against a baseline, and the machines themselves.')));
+  const machines = await loadMachines().catch(() => []);
+  if (!ctx.alive()) return;
+
+  if (!ids.length) {
+    root.append(h('section', { class: 'card empty', id: 'compare-empty' },
+      h('h2', {}, 'Nothing selected'),
+      h('p', {}, 'Tick runs in ', h('a', { href: '#/runs' }, 'Runs'), ' and press “Compare”, or open a sweep and follow “compare these”. To compare machines, import a bundle exported on the other machine (', h('code', {}, 'GET /api/export?sweep=ID'), ' there, ', h('code', {}, 'POST /api/import'), ' here) and select the same configurations from both.')),
+    machinesCard(machines, []));
+    return;
+  }
+
+  const runs = [];
+  const missing = [];
+  for (let i = 0; i < ids.length; i += 8) {
+    const got = await Promise.all(ids.slice(i, i + 8).map((id) => api.experiment(id).catch((err) => ({ id, failedToLoad: err }))));
+    for (const g of got) (g.failedToLoad ? missing : runs).push(g);
+  }
+  if (!ctx.alive()) return;
+  for (const m of missing) root.append(errorBox({ code: m.failedToLoad.code, message: `${shortId(m.id)}: ${m.failedToLoad.message}` }));
+  const done = runs.filter((e) => e.status === 'done' && e.result);
+  if (done.length < runs.length) {
+    root.append(h('p', { class: 'muted' }, `${runs.length - done.length} selected run(s) have no result yet and are left out.`));
+  }
+  if (!done.length) return;
+
+  const byMachine = Object.fromEntries(machines.map((m) => [m.id, m]));
+  const short = (id) => (byMachine[id] ? byMachine[id].label || byMachine[id].hostname || shortId(id) : shortId(id));
+  const machineIds = [...new Set(done.map((e) => e.machine_id))].sort();
+  const baseMachine = machineIds.includes(ctx.params.get('base')) ? ctx.params.get('base') : machineIds[0];
+  const name = configNamer(done.map((e) => e.spec));
+
+  // configuration -> machine -> runs (newest first as selected)
+  const configs = new Map();
+  for (const e of done) {
+    const k = configKey(e.spec);
+    if (!configs.has(k)) configs.set(k, { label: name(e.spec), spec: e.spec, byMachine: new Map() });
+    const c = configs.get(k);
+    if (!c.byMachine.has(e.machine_id)) c.byMachine.set(e.machine_id, []);
+    c.byMachine.get(e.machine_id).push(e);
+  }
+  // configurations in spec order: variant, then size, streams, chunks, …
+  const cmp = (a, b) => {
+    for (const k of CONFIG_FIELDS) {
+      const x = a.spec[k];
+      const y = b.spec[k];
+      if (x === y) continue;
+      if (typeof x === 'number' && typeof y === 'number') return x - y;
+      return String(x).localeCompare(String(y));
+    }
+    return 0;
+  };
+  const cfgs = [...configs.values()].sort(cmp);
+  const pick = (c, m) => (c.byMachine.get(m) || [])[0] || null;
+
+  // ---- grouped bars ----
+  const barsCanvas = h('canvas', { id: 'compare-bars-canvas' });
+  const opsCanvas = h('canvas', { id: 'compare-ops-canvas' });
+  root.append(h('section', { class: 'card chart-card' },
+    h('div', { class: 'card-head' }, h('h2', {}, 'Total time per configuration'), h('span', { class: 'muted' }, 'median of reps; whiskers in the tooltip: min … max; one colour per machine')),
+    h('div', { class: 'chart-box tall' }, barsCanvas)));
+  const C = window.Chart;
+  const bars = new C(barsCanvas, {
+    type: 'bar',
+    data: {
+      labels: cfgs.map((c) => c.label),
+      datasets: machineIds.map((m) => ({
+        label: byMachine[m] ? machineName(byMachine[m]) : shortId(m),
+        data: cfgs.map((c) => {
+          const e = pick(c, m);
+          return e ? totalMs(e) : null;
+        }),
+        runs: cfgs.map((c) => pick(c, m)),
+        backgroundColor: machineColor(m),
+        borderRadius: 3,
+      })),
+    },
+    options: {
+      scales: { y: { title: { display: true, text: 'total, ms' }, ticks: { callback: (v) => fmtMs(v) }, beginAtZero: true } },
+      plugins: {
+        legend: { position: 'top' },
+        tooltip: {
+          callbacks: {
+            label: (it) => {
+              const e = it.dataset.runs[it.dataIndex];
+              const t = e?.result?.total_ms || {};
+              return `${it.dataset.label}: ${fmtMs(it.raw)} (${fmtMs(t.min)} … ${fmtMs(t.max)})`;
+            },
+          },
+        },
+      },
+      onClick: (ev, els) => {
+        const e = els[0] && bars.data.datasets[els[0].datasetIndex].runs[els[0].index];
+        if (e) ctx.go(hashFor('run', e.id));
+      },
+    },
+  });
+  ctx.onCleanup(() => bars.destroy());
+
+  // ---- ratios ----
+  const multi = machineIds.length > 1;
+  const baseCfg = cfgs[0];
+  const ratioHead = multi
+    ? machineIds.filter((m) => m !== baseMachine).map((m) => h('th', {}, machineChip(m, short(m)), ` ÷ ${short(baseMachine)}`))
+    : [h('th', {}, `÷ ${baseCfg.label}`)];
+  root.append(h('section', { class: 'card' },
+    h('div', { class: 'card-head' }, h('h2', {}, multi ? 'Ratios against the baseline machine' : 'Ratios against the first configuration'),
+      multi ? h('span', { class: 'segmented' }, h('span', { class: 'muted' }, 'baseline: '), machineIds.map((m) =>
+        h('a', { class: m === baseMachine ? 'on' : '', href: hashFor('compare', null, { ids: ids.join(','), base: m }) }, short(m)))) : null),
+    h('div', { class: 'scroll-x' }, h('table', { class: 'grid', id: 'ratio-table' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'configuration'),
+        machineIds.map((m) => h('th', {}, machineChip(m, short(m)))),
+        ratioHead, h('th', {}, 'efficiency'), h('th', {}, 'overlap'))),
+      h('tbody', {}, cfgs.map((c) => {
+        const base = multi ? pick(c, baseMachine) : pick(baseCfg, machineIds[0]);
+        const b = base ? totalMs(base) : NaN;
+        return h('tr', {},
+          h('td', {}, c.label),
+          machineIds.map((m) => {
+            const e = pick(c, m);
+            return h('td', { class: 'num' }, e ? h('a', { href: hashFor('run', e.id) }, fmtMs(totalMs(e))) : '—',
+              e && c.byMachine.get(m).length > 1 ? h('small', { class: 'muted' }, ` (${c.byMachine.get(m).length} runs, newest)`) : '');
+          }),
+          multi ? machineIds.filter((m) => m !== baseMachine).map((m) => {
+            const e = pick(c, m);
+            return ratioCell(e ? totalMs(e) / b : NaN);
+          }) : ratioCell(totalMs(pick(c, machineIds[0])) / b),
+          h('td', { class: 'num' }, machineIds.map((m) => fmtPct(pick(c, m)?.result?.efficiency)).join(' / ')),
+          h('td', { class: 'num' }, machineIds.map((m) => fmtPct(pick(c, m)?.result?.overlap)).join(' / ')));
+      })))),
+    h('p', { class: 'hint' }, 'A ratio below 1 (green) is faster than the baseline; above 1 (red) slower.')));
+
+  // ---- where the time went ----
+  const labels = done.map((e) => `${name(e.spec)} · ${short(e.machine_id)}`);
+  root.append(h('section', { class: 'card chart-card' },
+    h('div', { class: 'card-head' }, h('h2', {}, 'Where the time went'), h('span', { class: 'muted' }, 'summed op time by kind (stacked) against the wall time: what the stacked bar overshoots, overlap hid')),
+    h('div', { class: 'chart-box', style: { height: `${Math.max(160, 34 * done.length + 60)}px` } }, opsCanvas)));
+  const ops = new C(opsCanvas, {
+    type: 'bar',
+    data: {
+      labels,
+      datasets: [
+        ...['h2d', 'kernel', 'd2h', 'host'].map((k) => ({
+          label: `Σ ${OP_LABELS[k]}`, stack: 'ops', backgroundColor: OP_COLORS[k],
+          data: done.map((e) => e.result[`${k}_ms`] || 0),
+        })).filter((d) => d.data.some((v) => v > 0)),
+        { label: 'wall time', stack: 'wall', backgroundColor: 'rgba(230,237,243,0.55)', data: done.map((e) => totalMs(e)) },
+      ],
+    },
+    options: {
+      indexAxis: 'y',
+      scales: { x: { stacked: true, ticks: { callback: (v) => fmtMs(v) } }, y: { stacked: true } },
+      plugins: { tooltip: { callbacks: { label: (it) => `${it.dataset.label}: ${fmtMs(it.raw)}` } } },
+    },
+  });
+  ctx.onCleanup(() => ops.destroy());
+
+  root.append(machinesCard(machines, machineIds));
+}
+
+function machinesCard(machines, ids) {
+  const list = ids.length ? machines.filter((m) => ids.includes(m.id)) : machines;
+  if (!list.length) return h('section', { class: 'card' }, h('h2', {}, 'Machines'), h('p', { class: 'muted' }, 'No machine known yet.'));
+  const flat = list.map((m) => new Map(flatten(m)));
+  const keys = [...new Set(flat.flatMap((f) => [...f.keys()]))];
+  keys.sort((a, b) => {
+    const [ga, pa] = propertyRank(a);
+    const [gb, pb] = propertyRank(b);
+    return ga - gb || pa - pb;
+  });
+  const cell = (v) => (v === undefined || v === null || v === '' ? '—' : typeof v === 'number' ? fmtNum(v, 6) : String(v));
+  // first what one reads to compare machines (and whatever differs), the rest folded away
+  const rows = keys.filter((k) => k !== 'id').map((k) => {
+    const vals = flat.map((f) => cell(f.get(k)));
+    const [group, place] = propertyRank(k);
+    return { k, vals, differs: new Set(vals).size > 1, primary: group <= 0 && place < 999 };
+  });
+  const head = () => h('thead', {}, h('tr', {}, h('th', {}, 'property'), list.map((m) => h('th', {}, machineChip(m.id, machineName(m))))));
+  const body = (rs) => h('tbody', {}, rs.map((r) => h('tr', { class: r.differs ? 'differs' : '' },
+    h('th', {}, r.k), r.vals.map((v) => h('td', { class: 'mono' }, v)))));
+  const main = rows.filter((r) => r.primary || r.differs);
+  const rest = rows.filter((r) => !(r.primary || r.differs));
+  return h('section', { class: 'card', id: 'machines-card' },
+    h('div', { class: 'card-head' }, h('h2', {}, 'Machines'), list.length > 1 ? h('span', { class: 'muted' }, '≠ marks what differs') : null),
+    h('div', { class: 'scroll-x' }, h('table', { class: 'grid machines-table' }, head(), body(main))),
+    rest.length ? h('details', { class: 'more-props' }, h('summary', {}, `${rest.length} more properties, the same on every machine`),
+      h('div', { class: 'scroll-x' }, h('table', { class: 'grid machines-table' }, body(rest)))) : null);
+}

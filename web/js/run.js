@@ -1,0 +1,309 @@
+// run.js — the Run detail view (#/run/ID?rep=K&t0=..&t1=..): the measured per-stream
+// timeline of one repetition (the median one unless rep is given) as a Gantt chart, the
+// model's predicted timeline under it where a 1-stream trace of this size exists, and
+// the numbers a GPU engineer asks first: total (median and spread), floor and efficiency,
+// overlap, bandwidths against the machine's calibration, verification; then the full spec
+// and the machine. A queued or running experiment is polled until it finishes.
+
+import { api } from './api.js';
+import { createGantt } from './gantt.js';
+import {
+  h, hashFor, fmtMs, fmtPct, fmtGbps, fmtSizeLong, fmtTime, fmtNum, shortId, statusBadge,
+  machineChip, machineName, loadMachines, OP_COLORS, totalMs, errorBox, flatten, hasPrediction, FINISHED,
+} from './ui.js';
+
+// the variants POST /api/predict models (server/API.md)
+const PREDICTABLE = new Set(['async_v1', 'async_v2', 'round_robin', 'engine_streams']);
+const SPEC_ORDER = ['variant', 'size', 'streams', 'chunks', 'kernel', 'kernel_iters', 'block_size', 'launch',
+  'host_memory', 'default_stream', 'stream_flags', 'flush', 'driver_mode', 'timing', 'reps', 'warmup',
+  'devices', 'backend', 'predict', 'label', 'sync', 'host_share'];
+
+// The first number under `key` anywhere in obj (machines carry calibration per device).
+function deepFind(obj, key, depth = 0) {
+  if (!obj || typeof obj !== 'object' || depth > 4) return null;
+  if (typeof obj[key] === 'number') return obj[key];
+  for (const v of Object.values(obj)) {
+    const r = deepFind(Array.isArray(v) ? v[0] : v, key, depth + 1);
+    if (r !== null) return r;
+  }
+  return null;
+}
+
+function kv(rows, cls) {
+  return h('table', { class: `kv ${cls || ''}` }, h('tbody', {}, rows.map(([k, v]) =>
+    h('tr', {}, h('th', {}, k), h('td', {}, v === null || v === undefined || v === '' ? '—' : typeof v === 'object' && !(v instanceof Node) ? JSON.stringify(v) : v)))));
+}
+
+function card(title, big, ...rest) {
+  return h('div', { class: 'stat-card' }, h('div', { class: 'stat-title' }, title), h('div', { class: 'stat-big' }, big), ...rest);
+}
+
+function meter(frac, color) {
+  const pct = Number.isFinite(frac) ? Math.max(0, Math.min(1, frac)) * 100 : 0;
+  return h('div', { class: 'meter' }, h('i', { style: { width: `${pct}%`, background: color } }));
+}
+
+// Summed op time by kind against the wall time: what overlap hid, drawn to one scale.
+function budget(r) {
+  const sum = (r.h2d_ms || 0) + (r.kernel_ms || 0) + (r.d2h_ms || 0) + (r.host_ms || 0);
+  const total = totalMs({ result: r }) || 0;
+  const scale = Math.max(sum, total) || 1;
+  const seg = (k, v) => (v ? h('i', { style: { width: `${(100 * v) / scale}%`, background: OP_COLORS[k] }, title: `${k} ${fmtMs(v)}` }) : null);
+  return h('div', { class: 'budget' },
+    h('div', { class: 'budget-row' }, h('span', {}, 'ops, end to end'),
+      h('div', { class: 'budget-bar' }, seg('h2d', r.h2d_ms), seg('kernel', r.kernel_ms), seg('d2h', r.d2h_ms), seg('host', r.host_ms)),
+      h('span', { class: 'mono' }, fmtMs(sum))),
+    h('div', { class: 'budget-row' }, h('span', {}, 'wall time'),
+      h('div', { class: 'budget-bar' }, h('i', { class: 'wall', style: { width: `${(100 * total) / scale}%` } })),
+      h('span', { class: 'mono' }, fmtMs(total))));
+}
+
+function summaryCards(e, machine) {
+  const r = e.result || {};
+  const t = r.total_ms || {};
+  const calH2d = deepFind(machine, 'h2d_gbps');
+  const calD2h = deepFind(machine, 'd2h_gbps');
+  const hasPred = hasPrediction(r);
+  return h('section', { class: 'stat-grid', id: 'summary' },
+    card('total, median of reps', fmtMs(t.median),
+      h('div', { class: 'stat-sub' }, `min ${fmtMs(t.min)} · max ${fmtMs(t.max)} · σ ${fmtMs(t.stddev)}`),
+      h('div', { class: 'reps-chart' }, h('canvas', { id: 'reps-canvas' }))),
+    card('efficiency = floor / total', fmtPct(r.efficiency), meter(r.efficiency, '#7ee0a8'),
+      h('div', { class: 'stat-sub' }, `floor ${fmtMs(r.floor_ms)} from the machine’s calibration`)),
+    card('overlap = 1 − total / Σ ops', fmtPct(r.overlap), budget(r)),
+    card('bandwidth, median rep', h('span', {},
+      h('span', { style: { color: OP_COLORS.h2d } }, `H2D ${fmtGbps(r.h2d_gbps)}`), h('br'),
+      h('span', { style: { color: OP_COLORS.d2h } }, `D2H ${fmtGbps(r.d2h_gbps)}`)),
+    h('div', { class: 'stat-sub' }, calH2d ? `calibrated peak: H2D ${fmtGbps(calH2d)} (${fmtPct(r.h2d_gbps / calH2d)}), D2H ${fmtGbps(calD2h)} (${fmtPct(r.d2h_gbps / calD2h)})` : 'no calibration for this machine'),
+    h('div', { class: 'stat-sub' }, `Σ H2D ${fmtMs(r.h2d_ms)} · Σ kernel ${fmtMs(r.kernel_ms)} · Σ D2H ${fmtMs(r.d2h_ms)}`)),
+    h('div', { id: 'prediction-card' }, card('model prediction', hasPred ? fmtMs(r.predicted_ms) : '—',
+      h('div', { class: 'stat-sub' }, hasPred ? `error ${fmtPct(r.prediction_error)} against the measured median`
+        : 'none recorded: submit with predict, or run 1 stream of this size'))),
+    card('verified', r.verified ? h('span', { class: 'ok' }, '✓ output correct') : h('span', { class: 'bad' }, '✗ not verified'),
+      h('div', { class: 'stat-sub' }, r.verification ? `by ${r.verification}` : 'against the CPU reference, every rep'),
+      h('div', { class: 'stat-sub' }, `backend ${r.backend || e.spec?.backend || '?'}`)));
+}
+
+function repsChart(canvas, reps, current, onPick) {
+  const C = window.Chart;
+  return new C(canvas, {
+    type: 'bar',
+    data: {
+      labels: reps.map((_, i) => String(i)),
+      datasets: [{
+        data: reps,
+        backgroundColor: reps.map((_, i) => (i === current ? '#e6edf3' : 'rgba(160,168,184,0.45)')),
+        borderWidth: 0,
+        barPercentage: 0.9,
+        categoryPercentage: 1,
+      }],
+    },
+    options: {
+      plugins: {
+        legend: { display: false },
+        tooltip: { callbacks: { title: (items) => `rep ${items[0].label}`, label: (it) => fmtMs(it.raw) } },
+      },
+      scales: {
+        x: { display: false },
+        // from just under the fastest rep: the spread is what this strip is for
+        y: { display: true, min: Math.min(...reps) * 0.97, ticks: { maxTicksLimit: 3, callback: (v) => fmtMs(v) }, grid: { display: false } },
+      },
+      onClick: (_, els) => {
+        if (els.length) onPick(els[0].index);
+      },
+    },
+  });
+}
+
+// A done 1-stream experiment of the same size on the same machine: the trace the model
+// predicts from. The result may name it; otherwise search the newest runs.
+async function predictionSource(e) {
+  const r = e.result || {};
+  const named = r.predicted_from || r.prediction_from || r.prediction_trace || r.trace_experiment;
+  if (typeof named === 'string') return named;
+  const s = e.spec;
+  const list = await api.experiments({ status: 'done', machine: e.machine_id, size: s.size, streams: 1, limit: 100 });
+  const same = list.items.filter((x) => x.id !== e.id && x.spec && x.spec.streams === 1 && x.spec.size === s.size
+    && x.spec.kernel === s.kernel && x.spec.host_memory === s.host_memory && x.spec.variant !== 'sequential');
+  // best: the model's own basis (async_v1, 1 stream, the same chunks), then any async_v1, then the rest
+  const rank = (x) => (x.spec.variant === 'async_v1' ? 0 : 2) + (x.spec.chunks === s.chunks ? 0 : 1);
+  same.sort((a, b) => rank(a) - rank(b));
+  return same.length ? same[0].id : null;
+}
+
+export async function render(root, ctx) {
+  const id = ctx.id;
+  if (!id) {
+    ctx.go('#/runs');
+    return;
+  }
+  const e = await api.experiment(id);
+  if (!ctx.alive()) return;
+  if (FINISHED.has(e.status)) await renderFinished(root, ctx, e);
+  else renderWaiting(root, ctx, e);
+}
+
+// Not finished yet: show what we know now, poll every second, and draw the whole page
+// once it has finished.
+function renderWaiting(root, ctx, first) {
+  let timer = null;
+  ctx.onCleanup(() => clearTimeout(timer));
+  const show = (e) => root.replaceChildren(header(e), h('section', { class: 'card waiting', id: 'waiting' },
+    h('h2', {}, e.status === 'running' ? 'Running…' : 'Queued…'),
+    h('div', { class: 'bar indeterminate' }, h('i', { style: { width: '35%' } })),
+    h('p', { class: 'muted' }, 'This page fills in when the experiment finishes. ', h('a', { href: '#/queue' }, 'See the queue'), '.')),
+  specAndMachine(e, null));
+  const poll = async () => {
+    try {
+      const e = await api.experiment(first.id);
+      if (!ctx.alive()) return;
+      if (FINISHED.has(e.status)) {
+        root.replaceChildren();
+        await renderFinished(root, ctx, e);
+        return;
+      }
+      show(e);
+    } catch (err) {
+      if (ctx.alive()) root.append(errorBox(err));
+    }
+    if (ctx.alive()) timer = setTimeout(poll, 1000);
+  };
+  show(first);
+  timer = setTimeout(poll, 1000);
+}
+
+async function renderFinished(root, ctx, e) {
+  const id = e.id;
+  const machines = await loadMachines().catch(() => []);
+  const machine = machines.find((m) => m.id === e.machine_id) || null;
+  if (!ctx.alive()) return;
+  root.append(header(e, machine));
+
+  if (e.status !== 'done') {
+    root.append(h('section', { class: 'card' },
+      h('h2', {}, e.status === 'failed' ? 'This experiment failed' : 'This experiment was cancelled'),
+      e.error ? errorBox({ code: e.status, message: typeof e.error === 'string' ? e.error : e.error.message || JSON.stringify(e.error) }) : null),
+    specAndMachine(e, machine));
+    return;
+  }
+
+  root.append(summaryCards(e, machine));
+  const gantts = h('section', { class: 'card gantt-card' });
+  root.append(gantts, specAndMachine(e, machine));
+
+  const rep = ctx.params.get('rep');
+  const tl = await api.timeline(id, rep === null ? undefined : rep);
+  if (!ctx.alive()) return;
+  const reps = e.result.reps_ms || [];
+  const shownRep = tl.rep ?? tl.median_rep ?? null;
+
+  // the reps strip: click a bar to see that repetition's timeline
+  const repsCanvas = root.querySelector('#reps-canvas');
+  if (repsCanvas && reps.length) {
+    const chart = repsChart(repsCanvas, reps, shownRep, (k) => ctx.go(hashFor('run', id, { rep: k })));
+    ctx.onCleanup(() => chart.destroy());
+  }
+
+  const state = { rep, t0: ctx.params.get('t0'), t1: ctx.params.get('t1') };
+  const all = [];
+  const onRange = (a, b, full) => {
+    for (const g of all) g.setRange(a, b);
+    state.t0 = full ? null : a.toFixed(3);
+    state.t1 = full ? null : b.toFixed(3);
+    ctx.replace(state);
+  };
+  const extent = tl.ops.reduce((m, o) => Math.max(m, o.end_us), 0);
+  const measured = createGantt({
+    ops: tl.ops,
+    extentUs: extent,
+    title: `Measured · rep ${shownRep ?? '?'}${tl.median_rep !== undefined && shownRep === tl.median_rep ? ' (the median)' : ''} of ${tl.reps ?? reps.length}`,
+    onRange,
+  });
+  measured.canvas.id = 'timeline-canvas';
+  all.push(measured);
+  ctx.onCleanup(() => measured.destroy());
+  gantts.append(measured.el);
+  if (state.t0 !== null && state.t1 !== null) measured.setRange(Number(state.t0), Number(state.t1));
+
+  // the predicted timeline, on the same time scale, where a 1-stream run of this size is stored
+  if (PREDICTABLE.has(e.spec.variant) && e.spec.streams > 1) {
+    const slot = h('div', { class: 'predicted-slot' });
+    gantts.append(slot);
+    try {
+      const from = await predictionSource(e);
+      if (from && ctx.alive()) {
+        const pr = await api.predict({ from_experiment: from, variant: e.spec.variant, streams: [e.spec.streams], chunks: e.spec.chunks });
+        const p = pr.predictions && pr.predictions[0];
+        if (p && p.ops && p.ops.length && ctx.alive()) {
+          if (!hasPrediction(e.result)) {
+            const measuredMs = totalMs(e);
+            root.querySelector('#prediction-card').replaceChildren(card('model prediction', fmtMs(p.total_ms),
+              h('div', { class: 'stat-sub' }, `from the 1-stream run ${shortId(from)}: error ${fmtPct(Math.abs(p.total_ms - measuredMs) / measuredMs)}`)));
+          }
+          const predicted = createGantt({
+            ops: p.ops,
+            extentUs: extent,
+            title: `Predicted by the model from the 1-stream run ${shortId(from)} · ${fmtMs(p.total_ms)}`,
+            onRange,
+          });
+          predicted.canvas.id = 'predicted-canvas';
+          all.push(predicted);
+          ctx.onCleanup(() => predicted.destroy());
+          slot.append(predicted.el);
+          if (state.t0 !== null && state.t1 !== null) predicted.setRange(Number(state.t0), Number(state.t1));
+        }
+      }
+    } catch (err) {
+      slot.append(h('p', { class: 'muted' }, `No predicted timeline: ${err.message}`));
+    }
+  }
+}
+
+function header(e, machine) {
+  const s = e.spec || {};
+  const id = e.id;
+  return h('section', { class: 'page-head run-head' },
+    h('h1', {},
+      `${s.variant} · ${fmtSizeLong(s.size)} · ${s.streams} stream${s.streams === 1 ? '' : 's'}`,
+      s.chunks && s.chunks !== s.streams ? ` × ${s.chunks} chunks` : ''),
+    h('div', { class: 'meta-line' },
+      statusBadge(e.status),
+      h('span', { class: 'mono' }, id),
+      machineChip(e.machine_id, machine ? machineName(machine) : null),
+      h('span', { class: 'muted' }, `created ${fmtTime(e.created_at)}`),
+      e.finished_at ? h('span', { class: 'muted' }, `finished ${fmtTime(e.finished_at)}`) : null,
+      s.label ? h('span', { class: 'label-tag' }, s.label) : null,
+      e.sweep_id ? h('a', { href: hashFor('sweep', e.sweep_id) }, `sweep ${shortId(e.sweep_id)}`) : null),
+    h('div', { class: 'links' },
+      e.status === 'done' ? h('a', { class: 'button small', href: api.traceUrl(id), download: `streamlab-${shortId(id)}.trace.json`, id: 'trace-link', title: 'Chrome Trace Event format: open it in Perfetto or chrome://tracing' }, 'Chrome trace') : null,
+      h('a', { class: 'button small', href: api.jsonUrl(id), target: '_blank', id: 'json-link' }, 'JSON'),
+      e.status === 'done' ? h('a', { class: 'button small', href: api.timelineUrl(id), target: '_blank' }, 'timeline JSON') : null,
+      h('a', { class: 'button small', href: api.exportUrl({ experiment: id }), download: `streamlab-${shortId(id)}.bundle.json` }, 'export bundle'),
+      h('a', { class: 'button small', href: hashFor('submit', null, respecParams(s)) }, 'run again…'),
+      e.status === 'done' ? h('a', { class: 'button small', href: hashFor('compare', null, { ids: id }) }, 'compare…') : null));
+}
+
+// The spec as Submit's hash parameters: "run again" opens the form filled in.
+function respecParams(s) {
+  const p = {};
+  for (const k of SPEC_ORDER) {
+    if (s[k] === undefined || s[k] === null || s[k] === '') continue;
+    p[k] = Array.isArray(s[k]) ? s[k].join(',') : s[k];
+  }
+  return p;
+}
+
+function specAndMachine(e, machine) {
+  const s = e.spec || {};
+  const keys = [...SPEC_ORDER.filter((k) => k in s), ...Object.keys(s).filter((k) => !SPEC_ORDER.includes(k))];
+  const specRows = keys.map((k) => [k, k === 'size' ? fmtSizeLong(s[k]) : Array.isArray(s[k]) ? `[${s[k].join(', ')}]` : String(s[k])]);
+  const times = [['created', fmtTime(e.created_at)], ['started', fmtTime(e.started_at)], ['finished', fmtTime(e.finished_at)]];
+  // the machine, with only the GPUs this run used
+  const used = new Set((s.devices || [0]).map((d) => `[${d}]`));
+  const mrows = machine ? flatten(machine).filter(([k, v]) => v !== null && v !== '' && v !== undefined
+    && !(/^(gpus|devices)\[\d+\]/.test(k) && !used.has(/\[\d+\]/.exec(k)[0])))
+    .map(([k, v]) => [k, typeof v === 'number' ? fmtNum(v, 6) : String(v)]) : [['machine', e.machine_id || '—']];
+  return h('section', { class: 'two-col' },
+    h('div', { class: 'card' }, h('h2', {}, 'Spec (after defaults)'), kv(specRows, 'spec-table'), kv(times)),
+    h('div', { class: 'card' }, h('h2', {}, 'Machine'), kv(mrows, 'machine-table')));
+}

@@ -1,0 +1,248 @@
+// ui.js — what every view shares: the colours (an op kind, a variant and a machine each
+// keep one colour on every page), number formatting with units, a small DOM builder that
+// never parses user text as HTML, and Chart.js defaults for the dark theme.
+
+import { api, machineList } from './api.js';
+
+// Nsight Systems' habit: copies host->device green, device->host red, kernels blue.
+export const OP_COLORS = {
+  h2d: '#3ecf8e',
+  kernel: '#4f8cff',
+  d2h: '#ff6b6b',
+  host: '#f2c14e',
+};
+export const OP_LABELS = { h2d: 'H2D copy', kernel: 'kernel', d2h: 'D2H copy', host: 'host work' };
+export const OP_KINDS = ['h2d', 'kernel', 'd2h', 'host'];
+
+export const VARIANTS = [
+  'sequential', 'async_v1', 'async_v2', 'round_robin', 'engine_streams',
+  'cpu', 'host_overlap', 'multi_gpu', 'tuned',
+];
+const VARIANT_COLORS = {
+  sequential: '#a0a8b8',
+  async_v1: '#c792ea',
+  async_v2: '#2ad4d4',
+  round_robin: '#ff9ecf',
+  engine_streams: '#b5e655',
+  cpu: '#d4a373',
+  host_overlap: '#f78c40',
+  multi_gpu: '#8fb8ff',
+  tuned: '#ffffff',
+};
+export function variantColor(v) {
+  return VARIANT_COLORS[v] || '#cccccc';
+}
+
+// One colour per machine: its place among the machines the store knows, sorted by id,
+// so that every view colours a machine alike.
+const MACHINE_PALETTE = ['#c792ea', '#2ad4d4', '#ff9ecf', '#b5e655', '#f78c40', '#d4a373', '#8fb8ff', '#e0e0e0'];
+let machineOrder = [];
+function setMachines(machines) {
+  machineOrder = machines.map((m) => m.id).filter(Boolean).sort();
+}
+export function machineColor(id) {
+  let i = machineOrder.indexOf(id);
+  if (i < 0) {
+    i = 0;
+    for (const ch of String(id || '')) i = (i * 31 + ch.charCodeAt(0)) >>> 0;
+  }
+  return MACHINE_PALETTE[i % MACHINE_PALETTE.length];
+}
+
+// The machines the store knows (GET /api/machines), fetched at most every 30 s; also
+// fixes each machine's colour.
+let machinesPromise = null;
+let machinesAt = 0;
+export function loadMachines() {
+  if (!machinesPromise || Date.now() - machinesAt > 30000) {
+    machinesAt = Date.now();
+    machinesPromise = api.machines().then(machineList).then((list) => {
+      setMachines(list);
+      return list;
+    }).catch((err) => {
+      machinesPromise = null;
+      throw err;
+    });
+  }
+  return machinesPromise;
+}
+
+// An experiment in one of these states will not change any more.
+export const FINISHED = new Set(['done', 'failed', 'cancelled']);
+
+// "2^25", "1<<25" or "33554432" -> 33554432; anything else comes back as it was typed,
+// for the API to say what is wrong with it.
+export function parseCount(s) {
+  const t = String(s).trim();
+  let m = /^2\s*\^\s*(\d+)$/.exec(t);
+  if (m) return 2 ** Number(m[1]);
+  m = /^1\s*<<\s*(\d+)$/.exec(t);
+  if (m) return 2 ** Number(m[1]);
+  if (/^-?\d+(\.\d+)?(e\d+)?$/i.test(t)) return Number(t);
+  return t;
+}
+
+// ---- formatting: the unit is always printed ----
+export function fmtNum(x, digits = 3) {
+  if (x === null || x === undefined || Number.isNaN(x)) return '—';
+  const a = Math.abs(x);
+  if (a < 1e-9) return '0'; // floating-point dust, e.g. the spread of identical reps
+  if (a < 0.001 || a >= 1e6) return x.toExponential(2);
+  return Number(x.toPrecision(digits)).toLocaleString('en-US', { maximumFractionDigits: 6 });
+}
+export function fmtMs(ms) {
+  if (ms === null || ms === undefined || !Number.isFinite(ms) || ms < 0) return '—';
+  if (ms < 1) return `${fmtNum(ms * 1000)} µs`;
+  if (ms >= 1000) return `${fmtNum(ms / 1000)} s`;
+  return `${fmtNum(ms)} ms`;
+}
+export function fmtUs(us) {
+  if (us === null || us === undefined || !Number.isFinite(us)) return '—';
+  return Math.abs(us) >= 1000 ? `${fmtNum(us / 1000, 4)} ms` : `${fmtNum(us, 4)} µs`;
+}
+export function fmtBytes(b) {
+  if (!b && b !== 0) return '—';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  let x = b;
+  while (x >= 1024 && i < units.length - 1) {
+    x /= 1024;
+    i += 1;
+  }
+  return `${fmtNum(x)} ${units[i]}`;
+}
+export function fmtGbps(g) {
+  return g === null || g === undefined || !Number.isFinite(g) ? '—' : `${fmtNum(g)} GB/s`;
+}
+export function fmtPct(f) {
+  return f === null || f === undefined || !Number.isFinite(f) ? '—' : `${fmtNum(f * 100, 3)} %`;
+}
+// Elements of float32: 33554432 -> "2^25"; anything else in plain digits.
+export function fmtSize(n) {
+  if (!n) return '—';
+  const l = Math.log2(n);
+  return Number.isInteger(l) ? `2^${l}` : Number(n).toLocaleString('en-US');
+}
+export function fmtSizeLong(n) {
+  return n ? `${fmtSize(n)} elements (${fmtBytes(n * 4)})` : '—';
+}
+export function fmtTime(iso) {
+  if (!iso) return '—';
+  const d = new Date(typeof iso === 'number' ? iso * (iso < 1e12 ? 1000 : 1) : iso);
+  if (Number.isNaN(d.getTime())) return String(iso);
+  return d.toLocaleString('en-GB', { dateStyle: 'short', timeStyle: 'medium' });
+}
+// "e-49e7c0f56635728f" -> "e-49e7c0f5": the kind prefix and 8 hex digits, enough to tell apart.
+export function shortId(id) {
+  const s = String(id || '');
+  const m = /^([a-z]+-)?([0-9a-z]+)$/i.exec(s);
+  if (m && m[2].length > 8) return `${m[1] || ''}${m[2].slice(0, 8)}`;
+  return s;
+}
+
+// ---- links: every view's state lives in the hash ----
+// hashFor('run', id, {t0: 1}) -> '#/run/ID?t0=1'
+export function hashFor(view, id, params) {
+  const p = params instanceof URLSearchParams ? params : new URLSearchParams();
+  if (!(params instanceof URLSearchParams)) {
+    for (const [k, v] of Object.entries(params || {})) {
+      if (v !== undefined && v !== null && v !== '') p.set(k, String(v));
+    }
+  }
+  const qs = p.toString().replace(/%2C/g, ',');
+  return `#/${view}${id ? `/${encodeURIComponent(id)}` : ''}${qs ? `?${qs}` : ''}`;
+}
+
+// ---- DOM ----
+// h('a', {href: '#/runs', class: 'x', onclick: fn}, 'text', child, [more children])
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else if (k === 'style' && typeof v === 'object') Object.assign(el.style, v);
+    else if (k === 'dataset') Object.assign(el.dataset, v);
+    else if (k in el && typeof v !== 'string') el[k] = v;
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  append(el, children);
+  return el;
+}
+function append(el, children) {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    if (Array.isArray(c)) append(el, c);
+    else el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+}
+
+export function statusBadge(status) {
+  return h('span', { class: `badge st-${status}` }, status);
+}
+export function machineChip(id, name) {
+  return h('span', { class: 'machine-chip', title: id },
+    h('i', { style: { background: machineColor(id) } }), name || shortId(id));
+}
+export function opSwatch(op) {
+  return h('span', { class: 'op-swatch' }, h('i', { style: { background: OP_COLORS[op] } }), OP_LABELS[op]);
+}
+export function errorBox(err) {
+  return h('div', { class: 'error-box', role: 'alert' },
+    h('b', {}, err.code ? `${err.code}: ` : 'error: '), err.message || String(err));
+}
+
+// A machine's readable name: hostname and first GPU.
+function machineGpus(m) {
+  return (m && (m.gpus || m.devices)) || [];
+}
+export function machineName(m) {
+  if (!m) return '';
+  const gpu = (machineGpus(m)[0] && machineGpus(m)[0].name) || '';
+  const host = m.label || m.hostname || shortId(m.id);
+  return gpu ? `${host} · ${gpu}` : host;
+}
+
+// Nested JSON as rows of (path, value), for property tables:
+// {a: {b: 1}, c: [{d: 2}]} -> [["a.b", 1], ["c[0].d", 2]]
+export function flatten(obj, prefix = '', out = []) {
+  if (obj === null || typeof obj !== 'object') {
+    out.push([prefix, obj]);
+    return out;
+  }
+  if (Array.isArray(obj) && obj.every((x) => x === null || typeof x !== 'object')) {
+    out.push([prefix, obj.join(', ')]);
+    return out;
+  }
+  for (const [k, v] of Object.entries(obj)) {
+    flatten(v, Array.isArray(obj) ? `${prefix}[${k}]` : prefix ? `${prefix}.${k}` : k, out);
+  }
+  return out;
+}
+
+// ---- Chart.js ----
+export function chartDefaults() {
+  const C = window.Chart;
+  C.defaults.color = '#b8c0cc';
+  C.defaults.borderColor = 'rgba(255,255,255,0.08)';
+  C.defaults.font.family = getComputedStyle(document.body).fontFamily;
+  C.defaults.font.size = 12;
+  C.defaults.animation = false;
+  C.defaults.maintainAspectRatio = false;
+  C.defaults.plugins.tooltip.backgroundColor = 'rgba(12,15,20,0.95)';
+  C.defaults.plugins.tooltip.borderColor = 'rgba(255,255,255,0.15)';
+  C.defaults.plugins.tooltip.borderWidth = 1;
+  C.defaults.plugins.legend.labels.boxWidth = 14;
+}
+
+// A result carries the model's prediction (null or negative where no 1-stream trace exists).
+export function hasPrediction(r) {
+  return !!r && Number.isFinite(r.predicted_ms) && r.predicted_ms >= 0;
+}
+
+// The experiment's total median in ms, or null.
+export function totalMs(e) {
+  const t = e && e.result && e.result.total_ms;
+  if (t === null || t === undefined) return null;
+  return typeof t === 'number' ? t : t.median;
+}
