@@ -1,0 +1,23 @@
+# bench/bench.mk — `make bench-gpu` (the Makefile includes this file): the seeds' tables
+# on this machine's GPU, streamlab against bench/ref_overlap.cu (an independent plain
+# CUDA program) in the same run. BENCH_GPU_FLAGS passes options to bench_gpu, e.g.
+#   make bench-gpu BENCH_GPU_FLAGS="--reps 30 --sizes 25 --json build/bench/gpu.jsonl"
+
+BENCH_GPU_BIN := $(BUILD)/bench/bench_gpu
+BENCH_REF_BIN := $(BUILD)/bench/ref_overlap
+BENCH_GPU_LIBS := $(filter-out $(MHD_LIBS),$(LDLIBS)) -ljansson -lsqlite3 -lm -ldl -lrt
+BENCH_GPU_FLAGS ?= --json $(BUILD)/bench/gpu.jsonl
+
+$(BENCH_GPU_BIN): bench/bench_gpu.c $(CORE_OBJ) $(wildcard gpu/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(BENCH_GPU_LIBS)
+
+# Built like the service's kernels (same nvcc flags), but shares no code with it.
+$(BENCH_REF_BIN): bench/ref_overlap.cu
+	@mkdir -p $(dir $@)
+	@if [ -z "$(NVCC)" ]; then echo "bench-gpu: nvcc not found"; exit 1; fi
+	$(NVCC) $(NVCCFLAGS) -o $@ $<
+
+.PHONY: bench-gpu
+bench-gpu: $(BENCH_GPU_BIN) $(BENCH_REF_BIN)
+	@sh bench/run_gpu.sh $(BENCH_GPU_BIN) $(BENCH_REF_BIN) $(BENCH_GPU_FLAGS)

@@ -1,0 +1,333 @@
+/* bench_gpu.c — `make bench-gpu`: the seeds' tables on this GPU, checked against an
+ * independent program. For 2^22 and 2^25 elements (blog kernel, block 256, pinned):
+ * sequential, then async v1 and v2 over 1, 2, 4, ..., 256 streams. Each point runs
+ * through streamlab's own path (backend_run: plan, cuda backend, floor) and, just
+ * before and just after, through bench/ref_overlap (the blog's code, its own process,
+ * answering over a pipe), so both see the machine in the same state. Printed: medians,
+ * the floor and efficiency from this run's calibration, and streamlab / reference,
+ * which issue 4 requires within 5%. One JSON object per point goes to --json FILE.
+ *
+ * Both programs issue from one CPU (--cpu, default the last one; -1: unpinned): at many
+ * streams the pipeline is bound by the host's issue rate, which varied by up to 40%
+ * from run to run on the lent VM, so placement should not be one more difference.
+ * Each point runs the
+ * reference three times and streamlab twice, interleaved (ref, sl, ref, sl, ref):
+ * compared are the median of the reference's medians and the mean of streamlab's.
+ *
+ * usage: bench_gpu --ref PATH [--reps N] [--warmup N] [--sizes 22,25] [--max-streams N]
+ *                  [--cpu N] [--json FILE] */
+#include <errno.h>
+#include <jansson.h>
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpu/backend.h"
+#include "gpu/cuda.h"
+
+#define TOLERANCE 0.05 /* issue 4: streamlab and the reference agree within 5% */
+
+static int bench_cpu = -1; /* the CPU both programs issue from; -1: not pinned */
+
+typedef struct ref_proc {
+    pid_t pid;
+    FILE *to, *from;
+} ref_proc_t;
+
+static int ref_start(ref_proc_t *rp, const char *path) {
+    int in[2], out[2];
+    if (pipe(in) != 0)
+        return -1;
+    if (pipe(out) != 0) {
+        close(in[0]);
+        close(in[1]);
+        return -1;
+    }
+    rp->pid = fork();
+    if (rp->pid < 0)
+        return -1;
+    if (rp->pid == 0) {
+        if (bench_cpu >= 0) { /* the reference issues from the same CPU as streamlab */
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(bench_cpu, &one);
+            sched_setaffinity(0, sizeof one, &one);
+        }
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[0]);
+        close(in[1]);
+        close(out[0]);
+        close(out[1]);
+        execl(path, path, "--serve", (char *)NULL);
+        fprintf(stderr, "bench_gpu: cannot run %s: %s\n", path, strerror(errno));
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    rp->to = fdopen(in[1], "w");
+    rp->from = fdopen(out[0], "r");
+    return rp->to && rp->from ? 0 : -1;
+}
+
+static void ref_stop(ref_proc_t *rp) {
+    if (rp->to)
+        fclose(rp->to); /* EOF: the reference exits */
+    if (rp->from)
+        fclose(rp->from);
+    if (rp->pid > 0)
+        waitpid(rp->pid, NULL, 0);
+}
+
+static double ref_last_issue_us; /* the last case's median host issue time */
+
+/* One case on the reference; its median in ms, or < 0 with the message printed. */
+static double ref_case(ref_proc_t *rp, const char *variant, uint64_t size, int streams, int reps, int warmup) {
+    char line[512];
+    double med = -1, mn = 0, mx = 0;
+    ref_last_issue_us = 0;
+    fprintf(rp->to, "%s %llu %d %d %d\n", variant, (unsigned long long)size, streams, reps, warmup);
+    fflush(rp->to);
+    if (!fgets(line, sizeof line, rp->from)) {
+        fprintf(stderr, "bench_gpu: the reference stopped answering\n");
+        return -1;
+    }
+    if (sscanf(line, "ok %lf %lf %lf %lf", &med, &mn, &mx, &ref_last_issue_us) < 3) {
+        fprintf(stderr, "bench_gpu: reference %s %llu x%d: %s", variant, (unsigned long long)size, streams, line);
+        return -1;
+    }
+    return med;
+}
+
+int main(int argc, char **argv) {
+    const char *ref_path = NULL, *json_path = NULL, *sizes_arg = "22,25";
+    int reps = 20, warmup = 2, max_streams = 256, cpu_arg = -2;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--ref") == 0 && i + 1 < argc)
+            ref_path = argv[++i];
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
+            warmup = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc)
+            sizes_arg = argv[++i];
+        else if (strcmp(argv[i], "--max-streams") == 0 && i + 1 < argc)
+            max_streams = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
+            json_path = argv[++i];
+        else if (strcmp(argv[i], "--cpu") == 0 && i + 1 < argc)
+            cpu_arg = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_gpu --ref PATH [--reps N] [--warmup N] [--sizes 22,25] [--max-streams N] "
+                            "[--cpu N] [--json FILE]\n");
+            return 2;
+        }
+    }
+    if (!ref_path || reps < 1) {
+        fprintf(stderr, "bench_gpu: --ref PATH is required\n");
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGPIPE, SIG_IGN);
+
+    static machine_info_t m;
+    machine_discover(&m, false, "bench-gpu");
+    if (m.backend != BACKEND_CUDA) {
+        printf("bench-gpu: skipped (no GPU)\n");
+        return 0;
+    }
+    sl_error_t err;
+    memset(&err, 0, sizeof err);
+    if (cuda_calibrate(&m, 0, &err) != SL_OK) {
+        fprintf(stderr, "bench_gpu: calibration failed: %s\n", err.message);
+        return 1;
+    }
+    const device_info_t *d = &m.devices[0];
+    const calibration_t *c = &d->calib;
+    char date[32] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm))
+        strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &tm);
+    printf("bench-gpu: %s (%s), driver %s, CUDA %s, %s, host %s\n", d->name, d->uuid, m.driver_version,
+           m.cuda_runtime, date, m.cpu);
+    printf("calibration: pinned h2d %.1f GB/s, d2h %.1f GB/s, both at once %.1f GB/s per direction (lowest %.1f); "
+           "blog kernel %.3f ns/element\n",
+           c->h2d_gbps, c->d2h_gbps, c->bidir_gbps, c->bidir_gbps_min, c->kernel_ns_per_elem[KERNEL_BLOG]);
+
+    /* OpenMP's threads first, so that they keep every CPU; then pin this thread */
+#pragma omp parallel
+    {
+        (void)omp_get_thread_num();
+    }
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    bench_cpu = cpu_arg == -2 ? (int)(ncpu - 1) : cpu_arg;
+    if (bench_cpu >= 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(bench_cpu, &one);
+        if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) {
+            fprintf(stderr, "bench_gpu: cannot pin to CPU %d: running unpinned\n", bench_cpu);
+            bench_cpu = -1;
+        }
+    }
+    printf("issuing from CPU %d (both programs)%s\n", bench_cpu, bench_cpu < 0 ? ": unpinned" : "");
+    ref_proc_t rp = {0, NULL, NULL};
+    if (ref_start(&rp, ref_path) != 0) {
+        fprintf(stderr, "bench_gpu: cannot start %s\n", ref_path);
+        return 1;
+    }
+    FILE *jf = json_path ? fopen(json_path, "w") : NULL;
+    double worst = 0;
+    int points = 0, bad_points = 0, errors = 0;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "%s", sizes_arg);
+    for (char *tok = strtok(sizes, ","); tok; tok = strtok(NULL, ",")) {
+        int log2n = atoi(tok);
+        if (log2n < 10 || log2n > 30)
+            continue;
+        uint64_t size = 1ull << log2n;
+        printf("\nsize 2^%d = %llu elements (%.0f MiB), blog kernel, block 256, pinned; medians of %d reps: streamlab "
+               "the mean of 2 runs, reference the median of 3\n", log2n,
+               (unsigned long long)size, (double)size * 4 / (1 << 20), reps);
+        printf("%-10s %7s %12s %10s %10s %9s %9s %10s %8s\n", "variant", "streams", "streamlab_ms", "min_ms", "ref_ms",
+               "sl/ref", "floor_ms", "efficiency", "overlap");
+        double ref_kernel_ms = ref_case(&rp, "k", size, 1, reps, warmup);
+        double best_fixed_ms = 0;
+        char best_fixed[64] = "";
+        for (int v = 0; v < 3; v++) {
+            variant_t variant = v == 0 ? VARIANT_SEQUENTIAL : v == 1 ? VARIANT_ASYNC_V1 : VARIANT_ASYNC_V2;
+            const char *ref_name = v == 0 ? "seq" : v == 1 ? "v1" : "v2";
+            for (int streams = 1; streams <= (v == 0 ? 1 : max_streams); streams *= 2) {
+                spec_t s;
+                spec_defaults(&s, variant);
+                s.size = size;
+                s.streams = streams;
+                s.chunks = streams;
+                s.kernel = KERNEL_BLOG;
+                s.block_size = 256;
+                s.host_memory = HOSTMEM_PINNED;
+                s.reps = reps;
+                s.warmup = warmup;
+                s.backend = BACKEND_CUDA;
+                double refs[3], sls[2];
+                result_t r, r2;
+                memset(&r, 0, sizeof r);
+                memset(&r2, 0, sizeof r2);
+                memset(&err, 0, sizeof err);
+                refs[0] = ref_case(&rp, ref_name, size, streams, reps, warmup);
+                int rc = backend_run(&s, &m, &r, &err);
+                refs[1] = ref_case(&rp, ref_name, size, streams, reps, warmup);
+                if (rc == SL_OK)
+                    rc = backend_run(&s, &m, &r2, &err);
+                refs[2] = ref_case(&rp, ref_name, size, streams, reps, warmup);
+                double ref_issue_us = ref_last_issue_us;
+                if (rc != SL_OK || refs[0] <= 0 || refs[1] <= 0 || refs[2] <= 0) {
+                    printf("%-10s %7d  error: %s\n", variant_names[variant], streams,
+                           rc != SL_OK ? err.message : "the reference failed");
+                    errors++;
+                    result_free(&r);
+                    result_free(&r2);
+                    continue;
+                }
+                sls[0] = r.total_ms.median;
+                sls[1] = r2.total_ms.median;
+                if (best_fixed_ms <= 0 || 0.5 * (sls[0] + sls[1]) < best_fixed_ms) {
+                    best_fixed_ms = 0.5 * (sls[0] + sls[1]);
+                    snprintf(best_fixed, sizeof best_fixed, "%s x%d", variant_names[variant], streams);
+                }
+                /* the median of three */
+                double ref = fmax(fmin(refs[0], refs[1]), fmin(fmax(refs[0], refs[1]), refs[2]));
+                double sl_ms = 0.5 * (sls[0] + sls[1]);
+                double ratio = sl_ms / ref;
+                points++;
+                if (fabs(ratio - 1.0) > worst)
+                    worst = fabs(ratio - 1.0);
+                if (fabs(ratio - 1.0) > TOLERANCE)
+                    bad_points++;
+                printf("%-10s %7d %12.3f %10.3f %10.3f %9.3f %9.3f %10.2f %8.2f%s\n", variant_names[variant], streams,
+                       sl_ms, fmin(r.total_ms.min, r2.total_ms.min), ref, ratio, r.floor_ms,
+                       r.floor_ms > 0 ? r.floor_ms / sl_ms : 0, r.overlap,
+                       fabs(ratio - 1.0) > TOLERANCE ? "  <- over 5%" : "");
+                if (variant == VARIANT_SEQUENTIAL)
+                    printf("%-10s %7s   (its ops: h2d %.1f GB/s, d2h %.1f GB/s, kernel %.3f ms; the reference's kernel "
+                           "alone %.3f ms)\n",
+                           "", "", r.h2d_gbps, r.d2h_gbps, r.kernel_ms, ref_kernel_ms);
+                if (jf) {
+                    json_t *timing = r.extra ? json_object_get(r.extra, "timing") : NULL;
+                    json_t *o = json_pack("{s:s, s:I, s:i, s:f, s:[f,f], s:f, s:f, s:[f,f,f], s:f, s:f, s:f, s:f, s:f, "
+                                          "s:f, s:f}",
+                                          "variant", variant_names[variant], "size", (json_int_t)size, "streams",
+                                          streams, "streamlab_ms", sl_ms, "streamlab_medians_ms", sls[0], sls[1],
+                                          "streamlab_min_ms", fmin(r.total_ms.min, r2.total_ms.min),
+                                          "streamlab_max_ms", fmax(r.total_ms.max, r2.total_ms.max), "ref_medians_ms",
+                                          refs[0], refs[1], refs[2], "ref_ms", ref, "ratio", ratio, "floor_ms",
+                                          r.floor_ms, "efficiency", r.floor_ms > 0 ? r.floor_ms / sl_ms : 0, "overlap",
+                                          r.overlap, "h2d_gbps", r.h2d_gbps, "d2h_gbps", r.d2h_gbps);
+                    if (o && timing)
+                        json_object_set(o, "timing", timing);
+                    if (o)
+                        json_object_set_new(o, "ref_issue_us", json_real(ref_issue_us));
+                    char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
+                    if (line)
+                        fprintf(jf, "%s\n", line);
+                    free(line);
+                    json_decref(o);
+                }
+                result_free(&r);
+                result_free(&r2);
+            }
+        }
+        /* beyond the seeds: one stream per engine chained by events, and the tuned variant
+         * (issue order, streams, chunks and chunk ramp chosen on the model), in the same run */
+        static const int es_chunks[] = {8, 16, 32, 64};
+        for (int k = -1; k < 4; k++) {
+            spec_t s;
+            spec_defaults(&s, k < 0 ? VARIANT_TUNED : VARIANT_ENGINE_STREAMS);
+            s.size = size;
+            s.streams = k < 0 ? 8 : 3;
+            s.chunks = k < 0 ? 8 : es_chunks[k];
+            s.reps = reps;
+            s.warmup = warmup;
+            s.backend = BACKEND_CUDA;
+            result_t r;
+            memset(&r, 0, sizeof r);
+            memset(&err, 0, sizeof err);
+            if (backend_run(&s, &m, &r, &err) != SL_OK) {
+                printf("%-14s error: %s\n", k < 0 ? "tuned" : "engine_streams", err.message);
+                errors++;
+                continue;
+            }
+            if (k < 0) {
+                json_t *t = r.extra ? json_object_get(r.extra, "tuned") : NULL;
+                char *why = t ? json_dumps(t, JSON_COMPACT) : NULL;
+                printf("%-10s %7s %12.3f %10.3f %10s %9s %9.3f %10.2f %8.2f  chose %s\n", "tuned", "-",
+                       r.total_ms.median, r.total_ms.min, "", "", r.floor_ms,
+                       r.floor_ms > 0 ? r.floor_ms / r.total_ms.median : 0, r.overlap, why ? why : "?");
+                printf("  tuned vs the best fixed configuration measured above (%s, %.3f ms): %.3f\n", best_fixed,
+                       best_fixed_ms, best_fixed_ms > 0 ? r.total_ms.median / best_fixed_ms : 0);
+                free(why);
+            } else {
+                printf("%-10s %7s %12.3f %10.3f %10s %9s %9.3f %10.2f %8.2f  (3 streams, %d chunks)\n", "engine_str",
+                       "3", r.total_ms.median, r.total_ms.min, "", "", r.floor_ms,
+                       r.floor_ms > 0 ? r.floor_ms / r.total_ms.median : 0, r.overlap, es_chunks[k]);
+            }
+            result_free(&r);
+        }
+    }
+    ref_stop(&rp);
+    if (jf)
+        fclose(jf);
+    printf("\nbench-gpu: %d points, streamlab vs reference worst %.1f%%, %d over 5%%, %d errors: %s\n", points,
+           100.0 * worst, bad_points, errors, bad_points == 0 && errors == 0 && points > 0 ? "PASS" : "FAIL");
+    return bad_points == 0 && errors == 0 && points > 0 ? 0 : 1;
+}

@@ -1,0 +1,963 @@
+/* cuda_backend.cu — cuda_run: executes an experiment's plan (gpu/plan.h) on real GPUs,
+ * op by op in host issue order, and measures it.
+ *
+ * Measuring (DESIGN.md "Measuring honestly"):
+ *   - totals come from "clean" repetitions: one event pair around the whole pipeline
+ *     (recorded on the legacy default stream, which waits for every blocking stream, as
+ *     the seeds' programs do; with non-blocking streams also one event after each
+ *     stream's last op), nothing else added to the streams;
+ *   - timing "events": the per-op timeline comes from "traced" repetitions, interleaved
+ *     with the clean ones, with an event before and after every op. Each event record
+ *     costs the host about a microsecond, which would stretch totals of many-op plans;
+ *     both medians and the measured cost per record go into extra["timing"];
+ *   - timing "cupti": the timeline of each clean repetition from CUPTI's activity
+ *     records (hardware timestamps, no events in the streams);
+ *   - where the host computes a share (PLAN_HOST) the total runs to its end too, on
+ *     the host clock aligned with the start event;
+ *   - warm-up repetitions first; every repetition's output (warm-ups and traced reps
+ *     too) is checked element by element against the CPU reference; a mismatch fails
+ *     the run with SL_E_VERIFY and no times are reported.
+ * Everything allocated is freed on every path (one cleanup label); never exits. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda.h"
+#include "cuda_internal.h"
+#include "kernels.h"
+
+#define REPS_AUTO_PRECISION 0.005 /* issue 4: the median known within 0.5% (backend.h's test) */
+
+typedef struct dev_ctx {
+    int ordinal;                /* CUDA device */
+    float *d_buf;               /* elements [lo, hi) of the array */
+    uint64_t lo, hi;
+    cudaStream_t *streams;      /* plan->streams created streams */
+    int nstreams;
+    cudaEvent_t rep_start, rep_stop;
+    cudaEvent_t *stream_end;    /* non-blocking streams: after each stream's last op */
+    int *last_op;               /* per stream: its last plan op, -1 if none */
+    int sm_count;
+    int occupancy_bps;          /* grid-stride kernel, blocks per SM (occupancy API) */
+    int kernel_streams;         /* streams that carry kernels */
+    uint64_t occupancy_grid;    /* max_occupancy launch: SMs x blocks/SM / kernel streams */
+    double start_offset_us;     /* when its rep_start was recorded, after device 0's */
+} dev_ctx_t;
+
+typedef struct run {
+    const spec_t *spec;
+    const plan_t *plan;
+    const machine_info_t *m;
+    int ndev;
+    dev_ctx_t dev[SPEC_MAX_DEVICES];
+    float *h_in, *h_out, *ref;
+    bool pinned;
+    cudaStream_t defstream;     /* cudaStreamLegacy or cudaStreamPerThread, per spec */
+    bool blocking_streams;      /* created streams synchronise with the legacy stream */
+    cudaEvent_t *chain;         /* plan->events, for wait/record (timing disabled) */
+    cudaEvent_t *op_ev;         /* 2 per plan op: traced reps */
+    double *host_start_us, *host_end_us; /* per plan op, PLAN_HOST only */
+    double *ev_start_us, *ev_end_us;     /* per plan op: traced reps' event times */
+    struct queue_slot *slots;            /* scratch for the engine-queue correction */
+    bool cupti;
+    uint64_t cupti_t0_ns;
+    struct cupti_rep *creps;    /* every rep run under CUPTI, in order */
+    int ncreps, cap_creps;
+    double issue_us;            /* host time the last rep took to issue its plan */
+    size_t device_ops;
+    int verified_reps;
+    size_t skip_op;             /* test hook: an op never issued (plan->count: none) */
+} run_t;
+
+/* A rep run with CUPTI on: its records are told apart afterwards by time (each rep's
+ * ops start after its t0 and end before the next rep's), since a flush between reps
+ * would delay the next rep's first op. */
+typedef struct cupti_rep {
+    uint64_t t0_ns;   /* CUPTI's clock just before the rep's start event */
+    timeline_t *tl;   /* where its timeline goes; NULL: none wanted (warm-up) */
+    double total_us;
+} cupti_rep_t;
+
+static bool is_device_op(plan_kind_t k) {
+    return k == PLAN_H2D || k == PLAN_KERNEL || k == PLAN_D2H;
+}
+
+static op_kind_t op_kind_of(plan_kind_t k) {
+    switch (k) {
+    case PLAN_H2D: return OP_H2D;
+    case PLAN_D2H: return OP_D2H;
+    case PLAN_HOST: return OP_HOST;
+    default: return OP_KERNEL;
+    }
+}
+
+static int sync_all(run_t *r, sl_error_t *err) {
+    int rc = SL_OK;
+    for (int d = 0; d < r->ndev; d++) {
+        CUDA_CHECK(cudaSetDevice(r->dev[d].ordinal));
+        CUDA_CHECK(cudaDeviceSynchronize());
+    }
+cleanup:
+    return rc;
+}
+
+static int elapsed_us(cudaEvent_t from, cudaEvent_t to, double *us, sl_error_t *err) {
+    int rc = SL_OK;
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, from, to));
+    *us = (double)ms * 1000.0;
+cleanup:
+    return rc;
+}
+
+static int cmp_record(const void *a, const void *b) {
+    const cupti_record_t *x = (const cupti_record_t *)a, *y = (const cupti_record_t *)b;
+    if (x->correlation != y->correlation)
+        return x->correlation < y->correlation ? -1 : 1;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+static int dev_of_ordinal(const run_t *r, int ordinal) {
+    for (int d = 0; d < r->ndev; d++)
+        if (r->dev[d].ordinal == ordinal)
+            return d;
+    return -1;
+}
+
+static int push_host_op(run_t *r, size_t i, timeline_t *tl) {
+    const plan_op_t *op = &r->plan->ops[i];
+    op_event_t ev = {op->device, -1, op->chunk, OP_HOST, r->host_start_us[i], r->host_end_us[i], 0};
+    return timeline_push(tl, &ev);
+}
+
+/* The timeline of one clean rep from its CUPTI records: records of one API call (one
+ * correlation id; a pageable copy may come in pieces) are merged; calls are in issue
+ * order, which is the plan's order of device ops. A record that does not fit is an error. */
+static int timeline_from_cupti(run_t *r, cupti_record_t *recs, size_t n, timeline_t *tl, double *last_end_us,
+                               sl_error_t *err) {
+    const plan_t *p = r->plan;
+    size_t oi = 0, a = 0;
+    qsort(recs, n, sizeof *recs, cmp_record);
+    while (a < n) {
+        size_t b = a;
+        uint64_t start = recs[a].start_ns, end = recs[a].end_ns, bytes = 0;
+        while (b < n && recs[b].correlation == recs[a].correlation && recs[b].ordinal == recs[a].ordinal) {
+            if (recs[b].start_ns < start) start = recs[b].start_ns;
+            if (recs[b].end_ns > end) end = recs[b].end_ns;
+            bytes += recs[b].bytes;
+            b++;
+        }
+        int d = dev_of_ordinal(r, recs[a].ordinal);
+        if (d < 0) { /* another device's work (another worker): not ours */
+            a = b;
+            continue;
+        }
+        while (oi < p->count && !is_device_op(p->ops[oi].kind)) {
+            if (p->ops[oi].kind == PLAN_HOST && push_host_op(r, oi, tl))
+                return sl_error_set(err, SL_E_NOMEM, "", "out of memory building a timeline");
+            oi++;
+        }
+        if (oi == p->count)
+            return sl_error_set(err, SL_E_DEVICE, "timing", "CUPTI reported more copies and kernels than the plan has");
+        const plan_op_t *op = &p->ops[oi];
+        if (op_kind_of(op->kind) != recs[a].op || op->device != d)
+            return sl_error_set(err, SL_E_DEVICE, "timing",
+                                "CUPTI record %zu (%s on device %d) does not match plan op %zu (%s on device %d)", a,
+                                op_names[recs[a].op], recs[a].ordinal, oi, op_names[op_kind_of(op->kind)],
+                                r->dev[op->device].ordinal);
+        op_event_t ev = {op->device,
+                         op->stream,
+                         op->chunk,
+                         recs[a].op,
+                         ((double)start - (double)r->cupti_t0_ns) / 1000.0,
+                         ((double)end - (double)r->cupti_t0_ns) / 1000.0,
+                         op->kind == PLAN_KERNEL ? 0 : op->count * sizeof(float)};
+        if (timeline_push(tl, &ev))
+            return sl_error_set(err, SL_E_NOMEM, "", "out of memory building a timeline");
+        if (ev.end_us > *last_end_us)
+            *last_end_us = ev.end_us;
+        oi++;
+        a = b;
+    }
+    for (; oi < p->count; oi++) {
+        if (is_device_op(p->ops[oi].kind))
+            return sl_error_set(err, SL_E_DEVICE, "timing", "CUPTI reported %zu of the plan's %zu copies and kernels",
+                                tl->count, r->device_ops);
+        if (p->ops[oi].kind == PLAN_HOST && push_host_op(r, oi, tl))
+            return sl_error_set(err, SL_E_NOMEM, "", "out of memory building a timeline");
+    }
+    return SL_OK;
+}
+
+/* Events give each op's stream view: its start event runs as soon as the stream
+ * reaches it, while the op itself may still wait for its engine (the copy engine of its
+ * direction busy with another stream's copy, the SMs full with another stream's
+ * kernel): on the lent H100 a 4-stream async_v1's later H2D start events fired hundreds
+ * of microseconds before CUPTI saw their copies begin. So an op's start is taken as the later of
+ * its start event and the end of the op before it on the same engine: copies of one
+ * direction, and kernels after a kernel that filled every SM (a smaller kernel leaves
+ * room to run beside it). End events are exact: recorded as the op completes. */
+typedef struct queue_slot {
+    int device, engine; /* engine: OP_H2D, OP_KERNEL, OP_D2H */
+    double end_us;
+    size_t op;
+} queue_slot_t;
+
+static int cmp_slot(const void *a, const void *b) {
+    const queue_slot_t *x = (const queue_slot_t *)a, *y = (const queue_slot_t *)b;
+    if (x->device != y->device)
+        return x->device - y->device;
+    if (x->engine != y->engine)
+        return x->engine - y->engine;
+    return (x->end_us > y->end_us) - (x->end_us < y->end_us);
+}
+
+static bool kernel_fills_gpu(const run_t *r, const plan_op_t *op) {
+    const dev_ctx_t *dc = &r->dev[op->device];
+    uint64_t bs = (uint64_t)r->spec->block_size;
+    uint64_t blocks = (op->count + bs - 1) / bs;
+    if (r->spec->launch == LAUNCH_MAX_OCCUPANCY && dc->occupancy_grid < blocks)
+        blocks = dc->occupancy_grid;
+    return blocks >= (uint64_t)dc->sm_count * (uint64_t)dc->occupancy_bps;
+}
+
+static void correct_engine_queues(run_t *r, size_t last) {
+    const plan_t *p = r->plan;
+    size_t n = 0;
+    for (size_t i = 0; i < last; i++) {
+        const plan_op_t *op = &p->ops[i];
+        if (!is_device_op(op->kind) || i == r->skip_op)
+            continue;
+        r->slots[n].device = op->device;
+        r->slots[n].engine = (int)op_kind_of(op->kind);
+        r->slots[n].end_us = r->ev_end_us[i];
+        r->slots[n].op = i;
+        n++;
+    }
+    qsort(r->slots, n, sizeof *r->slots, cmp_slot);
+    for (size_t k = 1; k < n; k++) {
+        const queue_slot_t *prev = &r->slots[k - 1], *cur = &r->slots[k];
+        if (prev->device != cur->device || prev->engine != cur->engine)
+            continue;
+        if (cur->engine == OP_KERNEL && !kernel_fills_gpu(r, &p->ops[prev->op]))
+            continue;
+        size_t i = cur->op;
+        if (r->ev_start_us[i] < prev->end_us)
+            r->ev_start_us[i] = fmin(prev->end_us, r->ev_end_us[i]);
+    }
+}
+
+/* One repetition: poison the output, issue the plan, wait, read the times, verify.
+ * traced: events around every device op, and the timeline from them into tl. With
+ * CUPTI on, its records give the timeline: into tl, or into tl_cupti when traced too
+ * (the cross-check of the two methods on one rep). tl, tl_cupti may be NULL. */
+static int run_rep(run_t *r, bool traced, const char *what, int rep, double *total_ms, timeline_t *tl,
+                   timeline_t *tl_cupti, sl_error_t *err) {
+    const plan_t *p = r->plan;
+    const spec_t *s = r->spec;
+    int rc = SL_OK, cur = -1;
+    double t0 = 0, total_us = 0, us = 0;
+    size_t last = p->count;
+    uint64_t bad = 0, first_bad = 0;
+
+    cuda_host_poison(r->h_out, s->size);
+    for (int d = 0; d < r->ndev; d++) {
+        dev_ctx_t *dc = &r->dev[d];
+        CUDA_CHECK(cudaSetDevice(dc->ordinal));
+        cur = d;
+        double t = cuda_now_us();
+        if (d == 0) {
+            t0 = t;
+            if (r->cupti)
+                r->cupti_t0_ns = cupti_timestamp_ns();
+        }
+        dc->start_offset_us = t - t0;
+        CUDA_CHECK(cudaEventRecord(dc->rep_start, cudaStreamLegacy));
+    }
+    /* The plan's closing PLAN_SYNC comes after the stop events, as in the seeds:
+     * record stop, then wait. */
+    if (p->count > 0 && p->ops[p->count - 1].kind == PLAN_SYNC)
+        last = p->count - 1;
+    for (size_t i = 0; i < last; i++) {
+        const plan_op_t *op = &p->ops[i];
+        if (op->kind == PLAN_SYNC) {
+            rc = sync_all(r, err);
+            if (rc)
+                goto cleanup;
+            cur = -1;
+            continue;
+        }
+        if (op->kind == PLAN_HOST) {
+            r->host_start_us[i] = cuda_now_us() - t0;
+            cuda_host_apply(s->kernel, s->kernel_iters, r->h_in, r->h_out, op->offset, op->count);
+            r->host_end_us[i] = cuda_now_us() - t0;
+            continue;
+        }
+        dev_ctx_t *dc = &r->dev[op->device];
+        if (op->device != cur) {
+            CUDA_CHECK(cudaSetDevice(dc->ordinal));
+            cur = op->device;
+        }
+        cudaStream_t st = op->stream == PLAN_STREAM_DEFAULT ? r->defstream : dc->streams[op->stream];
+        if (op->kind == PLAN_QUERY) {
+            /* the WDDM flush (seed 000): not ready is the usual answer, not an error */
+            cudaError_t q = cudaStreamQuery(st);
+            if (q != cudaSuccess && q != cudaErrorNotReady)
+                CUDA_CHECK(q);
+            continue;
+        }
+        if (i == r->skip_op)
+            continue;
+        float *dev_ptr = dc->d_buf + (op->offset - dc->lo);
+        size_t bytes = op->count * sizeof(float);
+        if (op->wait_event >= 0)
+            CUDA_CHECK(cudaStreamWaitEvent(st, r->chain[op->wait_event], 0));
+        if (traced)
+            CUDA_CHECK(cudaEventRecord(r->op_ev[2 * i], st));
+        if (op->kind == PLAN_H2D)
+            CUDA_CHECK(cudaMemcpyAsync(dev_ptr, r->h_in + op->offset, bytes, cudaMemcpyHostToDevice, st));
+        else if (op->kind == PLAN_D2H)
+            CUDA_CHECK(cudaMemcpyAsync(r->h_out + op->offset, dev_ptr, bytes, cudaMemcpyDeviceToHost, st));
+        else
+            CUDA_CHECK(cuda_kernel_launch(s->kernel, s->kernel_iters, s->launch, dc->occupancy_grid, s->block_size,
+                                          dev_ptr, op->offset, op->count, st));
+        if (traced)
+            CUDA_CHECK(cudaEventRecord(r->op_ev[2 * i + 1], st));
+        if (op->record_event >= 0)
+            CUDA_CHECK(cudaEventRecord(r->chain[op->record_event], st));
+        if (!traced && !r->blocking_streams && op->stream >= 0 && dc->last_op[op->stream] == (int)i)
+            CUDA_CHECK(cudaEventRecord(dc->stream_end[op->stream], st));
+        if (op->blocking) /* cudaMemcpy's semantics on the chosen default stream */
+            CUDA_CHECK(cudaStreamSynchronize(st));
+    }
+    for (int d = 0; d < r->ndev; d++) {
+        CUDA_CHECK(cudaSetDevice(r->dev[d].ordinal));
+        CUDA_CHECK(cudaEventRecord(r->dev[d].rep_stop, cudaStreamLegacy));
+    }
+    r->issue_us = cuda_now_us() - t0;
+    rc = sync_all(r, err);
+    if (rc)
+        goto cleanup;
+
+    /* The total: the latest end seen, on device clocks aligned by the start events'
+     * host times (exact for one device), and on the host clock for the host's share. */
+    for (int d = 0; d < r->ndev; d++) {
+        dev_ctx_t *dc = &r->dev[d];
+        CUDA_CHECK(cudaSetDevice(dc->ordinal));
+        rc = elapsed_us(dc->rep_start, dc->rep_stop, &us, err);
+        if (rc)
+            goto cleanup;
+        total_us = fmax(total_us, dc->start_offset_us + us);
+        for (int st = 0; !traced && !r->blocking_streams && st < dc->nstreams; st++) {
+            if (dc->last_op[st] < 0)
+                continue;
+            rc = elapsed_us(dc->rep_start, dc->stream_end[st], &us, err);
+            if (rc)
+                goto cleanup;
+            total_us = fmax(total_us, dc->start_offset_us + us);
+        }
+    }
+    for (size_t i = 0; i < last; i++)
+        if (p->ops[i].kind == PLAN_HOST)
+            total_us = fmax(total_us, r->host_end_us[i]);
+
+    if (traced) {
+        cur = -1;
+        for (size_t i = 0; i < last; i++) {
+            const plan_op_t *op = &p->ops[i];
+            if (!is_device_op(op->kind) || i == r->skip_op)
+                continue;
+            dev_ctx_t *dc = &r->dev[op->device];
+            if (op->device != cur) {
+                CUDA_CHECK(cudaSetDevice(dc->ordinal));
+                cur = op->device;
+            }
+            double a = 0, b = 0;
+            rc = elapsed_us(dc->rep_start, r->op_ev[2 * i], &a, err);
+            if (rc == SL_OK)
+                rc = elapsed_us(dc->rep_start, r->op_ev[2 * i + 1], &b, err);
+            if (rc)
+                goto cleanup;
+            r->ev_start_us[i] = dc->start_offset_us + a;
+            r->ev_end_us[i] = dc->start_offset_us + b;
+            total_us = fmax(total_us, r->ev_end_us[i]);
+        }
+        correct_engine_queues(r, last);
+        for (size_t i = 0; tl && i < last; i++) {
+            const plan_op_t *op = &p->ops[i];
+            if (op->kind == PLAN_HOST) {
+                if (push_host_op(r, i, tl))
+                    SL_FAIL(SL_E_NOMEM, "out of memory building a timeline");
+                continue;
+            }
+            if (!is_device_op(op->kind))
+                continue;
+            op_event_t ev = {op->device,
+                             op->stream,
+                             op->chunk,
+                             op_kind_of(op->kind),
+                             r->ev_start_us[i],
+                             r->ev_end_us[i],
+                             op->kind == PLAN_KERNEL ? 0 : op->count * sizeof(float)};
+            if (timeline_push(tl, &ev))
+                SL_FAIL(SL_E_NOMEM, "out of memory building a timeline");
+        }
+    }
+    if (r->cupti) {
+        if (r->ncreps == r->cap_creps)
+            SL_FAIL(SL_E_INTERNAL, "more CUPTI reps than planned");
+        cupti_rep_t *cr = &r->creps[r->ncreps++];
+        cr->t0_ns = r->cupti_t0_ns;
+        cr->tl = traced ? tl_cupti : tl;
+        cr->total_us = total_us;
+    }
+    if (tl)
+        tl->total_us = total_us;
+    *total_ms = total_us / 1000.0;
+
+    bad = cuda_host_verify(s->kernel, r->h_out, r->ref, s->size, &first_bad);
+    if (bad) {
+        float want = r->ref[first_bad], got = r->h_out[first_bad];
+        SL_FAIL(SL_E_VERIFY,
+                "output does not match the CPU reference in %s rep %d: %llu of %llu elements wrong, the first at %llu "
+                "(got %g, want %g)",
+                what, rep, (unsigned long long)bad, (unsigned long long)s->size, (unsigned long long)first_bad,
+                (double)got, (double)want);
+    }
+    r->verified_reps++;
+cleanup:
+    return rc;
+}
+
+static int cmp_record_start(const void *a, const void *b) {
+    const cupti_record_t *x = (const cupti_record_t *)a, *y = (const cupti_record_t *)b;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* After the reps: all CUPTI records at once, each rep's timeline from those that start
+ * in its window. */
+static int cupti_timelines(run_t *r, sl_error_t *err) {
+    cupti_record_t *recs = NULL;
+    size_t n = 0, a = 0;
+    int rc = cupti_collect(&recs, &n, err);
+    if (rc)
+        return rc;
+    qsort(recs, n, sizeof *recs, cmp_record_start);
+    for (int k = 0; k < r->ncreps && rc == SL_OK; k++) {
+        const cupti_rep_t *cr = &r->creps[k];
+        uint64_t until = k + 1 < r->ncreps ? r->creps[k + 1].t0_ns : UINT64_MAX;
+        while (a < n && recs[a].start_ns < cr->t0_ns)
+            a++;
+        size_t b = a;
+        while (b < n && recs[b].start_ns < until)
+            b++;
+        if (cr->tl) {
+            double last_end_us = 0;
+            r->cupti_t0_ns = cr->t0_ns;
+            rc = timeline_from_cupti(r, recs + a, b - a, cr->tl, &last_end_us, err);
+            cr->tl->total_us = cr->total_us;
+        }
+        a = b;
+    }
+    free(recs);
+    return rc;
+}
+
+static double median_of(const double *v, int n) {
+    stats_t st;
+    stats_compute(v, n > 0 ? (size_t)n : 0, &st);
+    return st.median;
+}
+
+/* Events against CUPTI on one rep, op by op: durations, and starts measured from each
+ * timeline's first op (their origins differ: the start event's GPU time, the host's
+ * CUPTI timestamp). */
+static json_t *compare_timelines(const timeline_t *ev, const timeline_t *cu) {
+    double dur_sum = 0, dur_max = 0, start_max = 0;
+    size_t n = ev->count < cu->count ? ev->count : cu->count, devs = 0, worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        const op_event_t *a = &ev->ops[i], *b = &cu->ops[i];
+        if (a->op == OP_HOST)
+            continue;
+        double dd = fabs((a->end_us - a->start_us) - (b->end_us - b->start_us));
+        double ds = fabs((a->start_us - ev->ops[0].start_us) - (b->start_us - cu->ops[0].start_us));
+        dur_sum += dd;
+        if (dd > dur_max) {
+            dur_max = dd;
+            worst = i;
+        }
+        start_max = fmax(start_max, ds);
+        devs++;
+    }
+    json_t *o = json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f}", "ops_events", (json_int_t)ev->count, "ops_cupti",
+                          (json_int_t)cu->count, "duration_diff_us_mean", devs ? dur_sum / (double)devs : 0.0,
+                          "duration_diff_us_max", dur_max, "start_diff_us_max", start_max, "first_op_events_us",
+                          ev->count ? ev->ops[0].start_us : 0.0, "first_op_cupti_us",
+                          cu->count ? cu->ops[0].start_us : 0.0);
+    if (o && devs)
+        json_object_set_new(o, "worst_op",
+                            json_pack("{s:I, s:s, s:i, s:[f,f], s:[f,f]}", "index", (json_int_t)worst, "op",
+                                      op_names[ev->ops[worst].op], "stream", ev->ops[worst].stream, "events_us",
+                                      ev->ops[worst].start_us, ev->ops[worst].end_us, "cupti_us",
+                                      cu->ops[worst].start_us, cu->ops[worst].end_us));
+    return o;
+}
+
+/* Per-device setup: the device's slice of the array, its streams, its events. */
+static int setup_device(run_t *r, int d, sl_error_t *err) {
+    const plan_t *p = r->plan;
+    const spec_t *s = r->spec;
+    dev_ctx_t *dc = &r->dev[d];
+    int rc = SL_OK;
+    unsigned flags = r->blocking_streams ? cudaStreamDefault : cudaStreamNonBlocking;
+    bool *kernel_stream = NULL;
+    int default_kernels = 0;
+
+    dc->lo = UINT64_MAX;
+    dc->hi = 0;
+    for (size_t i = 0; i < p->count; i++) {
+        const plan_op_t *op = &p->ops[i];
+        if (op->device != d || !is_device_op(op->kind))
+            continue;
+        if (op->offset < dc->lo) dc->lo = op->offset;
+        if (op->offset + op->count > dc->hi) dc->hi = op->offset + op->count;
+    }
+    if (dc->lo > dc->hi)
+        dc->lo = dc->hi = 0;
+    CUDA_CHECK(cudaSetDevice(dc->ordinal));
+    if (dc->hi > dc->lo)
+        CUDA_CHECK(cudaMalloc(&dc->d_buf, (dc->hi - dc->lo) * sizeof(float)));
+    CUDA_CHECK(cudaEventCreate(&dc->rep_start));
+    CUDA_CHECK(cudaEventCreate(&dc->rep_stop));
+    dc->nstreams = p->streams;
+    if (dc->nstreams > 0) {
+        dc->streams = (cudaStream_t *)calloc((size_t)dc->nstreams, sizeof *dc->streams);
+        dc->stream_end = (cudaEvent_t *)calloc((size_t)dc->nstreams, sizeof *dc->stream_end);
+        dc->last_op = (int *)malloc((size_t)dc->nstreams * sizeof *dc->last_op);
+        kernel_stream = (bool *)calloc((size_t)dc->nstreams, sizeof *kernel_stream);
+        if (!dc->streams || !dc->stream_end || !dc->last_op || !kernel_stream)
+            SL_FAIL(SL_E_NOMEM, "out of memory creating %d streams", dc->nstreams);
+        for (int st = 0; st < dc->nstreams; st++) {
+            dc->last_op[st] = -1;
+            CUDA_CHECK(cudaStreamCreateWithFlags(&dc->streams[st], flags));
+            if (!r->blocking_streams)
+                CUDA_CHECK(cudaEventCreate(&dc->stream_end[st]));
+        }
+    }
+    for (size_t i = 0; i < p->count; i++) {
+        const plan_op_t *op = &p->ops[i];
+        if (op->device != d || !is_device_op(op->kind))
+            continue;
+        if (op->stream >= 0)
+            dc->last_op[op->stream] = (int)i;
+        if (op->kind == PLAN_KERNEL) {
+            if (op->stream >= 0)
+                kernel_stream[op->stream] = true;
+            else
+                default_kernels = 1;
+        }
+    }
+    dc->kernel_streams = default_kernels;
+    for (int st = 0; st < dc->nstreams; st++)
+        dc->kernel_streams += kernel_stream[st] ? 1 : 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&dc->sm_count, cudaDevAttrMultiProcessorCount, dc->ordinal));
+    CUDA_CHECK(cuda_kernel_occupancy(s->kernel, s->block_size, &dc->occupancy_bps));
+    if (dc->occupancy_bps < 1)
+        SL_FAIL(SL_E_INVALID, "the %s kernel cannot run with blocks of %d threads on device %d",
+                kernel_names[s->kernel], s->block_size, dc->ordinal);
+    /* Seed 000's max-occupancy grid (SMs x blocks per SM), shared by the streams that
+     * run kernels at once (its GRID_SIZE / N_STREAMS), so together they fill the GPU once. */
+    dc->occupancy_grid = (uint64_t)dc->sm_count * (uint64_t)dc->occupancy_bps /
+                         (uint64_t)(dc->kernel_streams > 0 ? dc->kernel_streams : 1);
+    if (dc->occupancy_grid < 1)
+        dc->occupancy_grid = 1;
+cleanup:
+    free(kernel_stream);
+    return rc;
+}
+
+static void teardown_device(dev_ctx_t *dc) {
+    if (cudaSetDevice(dc->ordinal) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    cudaDeviceSynchronize(); /* nothing in flight may touch what is freed below */
+    for (int st = 0; dc->streams && st < dc->nstreams; st++)
+        if (dc->streams[st])
+            cudaStreamDestroy(dc->streams[st]);
+    for (int st = 0; dc->stream_end && st < dc->nstreams; st++)
+        if (dc->stream_end[st])
+            cudaEventDestroy(dc->stream_end[st]);
+    if (dc->rep_start)
+        cudaEventDestroy(dc->rep_start);
+    if (dc->rep_stop)
+        cudaEventDestroy(dc->rep_stop);
+    if (dc->d_buf)
+        cudaFree(dc->d_buf);
+    free(dc->streams);
+    free(dc->stream_end);
+    free(dc->last_op);
+    (void)cudaGetLastError();
+}
+
+int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, result_t *out, sl_error_t *err) {
+    int rc = SL_OK, prev_device = 0, ndevices = 0, cap = 0, k = 0;
+    run_t r;
+    bool cupti_on = false, have_host_ops = false, events_mode = spec->timing == TIMING_EVENTS;
+    double *traced_ms = NULL, *issue_clean = NULL, *issue_traced = NULL;
+    double t_measure0 = 0, precision = 0, warm_ms = 0;
+    const char *stopped_by = "reps";
+    cuda_conditions_t *cond = NULL;
+    json_t *extra = NULL, *conditions = NULL, *peer = NULL, *cross_check = NULL;
+    timeline_t xc_events, xc_cupti;
+    int ordinals[SPEC_MAX_DEVICES];
+    size_t bytes = spec->size * sizeof(float);
+
+    memset(&r, 0, sizeof r);
+    memset(&xc_events, 0, sizeof xc_events);
+    memset(&xc_cupti, 0, sizeof xc_cupti);
+    memset(out, 0, sizeof *out);
+    r.spec = spec;
+    r.plan = plan;
+    r.m = m;
+    r.ndev = plan->devices > 0 ? plan->devices : 1;
+    r.pinned = spec->host_memory == HOSTMEM_PINNED;
+    r.defstream = spec->default_stream == DEFSTREAM_LEGACY ? cudaStreamLegacy : cudaStreamPerThread;
+    r.blocking_streams = spec->stream_flags == SFLAGS_DEFAULT;
+    r.cupti = spec->timing == TIMING_CUPTI;
+
+    /* ---- the plan against this machine ---- */
+    if (cudaGetDeviceCount(&ndevices) != cudaSuccess || ndevices < 1) {
+        (void)cudaGetLastError();
+        return sl_error_set(err, SL_E_UNAVAILABLE, "backend", "no CUDA device is usable on this machine");
+    }
+    if (r.ndev > spec->device_count || r.ndev > SPEC_MAX_DEVICES)
+        return sl_error_set(err, SL_E_INTERNAL, "devices", "the plan uses %d devices, the spec names %d", r.ndev,
+                            spec->device_count);
+    if (spec->size == 0 || plan->size != spec->size)
+        return sl_error_set(err, SL_E_INTERNAL, "size", "the plan covers %llu elements, the spec %llu",
+                            (unsigned long long)plan->size, (unsigned long long)spec->size);
+    if (plan->streams < 0 || plan->streams > SPEC_MAX_STREAMS)
+        return sl_error_set(err, SL_E_INTERNAL, "streams", "the plan asks for %d streams", plan->streams);
+    for (int d = 0; d < r.ndev; d++) {
+        r.dev[d].ordinal = ordinals[d] = spec->devices[d];
+        if (spec->devices[d] < 0 || spec->devices[d] >= ndevices)
+            return sl_error_set(err, SL_E_INVALID, "devices", "device %d does not exist (%d CUDA device%s)",
+                                spec->devices[d], ndevices, ndevices == 1 ? "" : "s");
+    }
+    for (size_t i = 0; i < plan->count; i++) {
+        const plan_op_t *op = &plan->ops[i];
+        if (op->device < 0 || op->device >= r.ndev || op->stream < PLAN_STREAM_DEFAULT ||
+            op->stream >= plan->streams || op->wait_event >= plan->events || op->record_event >= plan->events ||
+            op->offset + op->count > spec->size)
+            return sl_error_set(err, SL_E_INTERNAL, "", "plan op %zu is out of range", i);
+        if (is_device_op(op->kind))
+            r.device_ops++;
+        if (op->kind == PLAN_HOST)
+            have_host_ops = true;
+    }
+    if (spec->block_size < 1 || spec->block_size > 1024)
+        return sl_error_set(err, SL_E_INVALID, "block_size", "block_size %d is out of range", spec->block_size);
+    if (cudaGetDevice(&prev_device) != cudaSuccess)
+        (void)cudaGetLastError();
+    /* Test hook (tests/gpu): STREAMLAB_TEST_SKIP_D2H drops the plan's last D2H, so that
+     * the test can see verification fail the run. */
+    r.skip_op = plan->count;
+    if (getenv("STREAMLAB_TEST_SKIP_D2H"))
+        for (size_t i = 0; i < plan->count; i++)
+            if (plan->ops[i].kind == PLAN_D2H)
+                r.skip_op = i;
+
+    /* ---- host memory: input, output, the CPU reference ---- */
+    CUDA_CHECK(cudaSetDevice(r.dev[0].ordinal));
+    if (r.pinned) {
+        /* portable: pinned for every device of a multi_gpu run */
+        CUDA_CHECK(cudaHostAlloc((void **)&r.h_in, bytes, cudaHostAllocPortable));
+        CUDA_CHECK(cudaHostAlloc((void **)&r.h_out, bytes, cudaHostAllocPortable));
+    } else {
+        r.h_in = (float *)malloc(bytes);
+        r.h_out = (float *)malloc(bytes);
+        if (!r.h_in || !r.h_out)
+            SL_FAIL(SL_E_NOMEM, "out of memory for %zu bytes of pageable host memory", 2 * bytes);
+    }
+    r.ref = (float *)malloc(bytes);
+    if (!r.ref)
+        SL_FAIL(SL_E_NOMEM, "out of memory for the CPU reference (%zu bytes)", bytes);
+    cuda_host_fill_input(spec->kernel, r.h_in, spec->size);
+    cuda_host_reference(spec->kernel, spec->kernel_iters, r.h_in, r.ref, spec->size);
+    if (have_host_ops) {
+        r.host_start_us = (double *)calloc(plan->count, sizeof(double));
+        r.host_end_us = (double *)calloc(plan->count, sizeof(double));
+        if (!r.host_start_us || !r.host_end_us)
+            SL_FAIL(SL_E_NOMEM, "out of memory");
+    }
+
+    /* ---- devices, streams, events ---- */
+    for (int d = 0; d < r.ndev; d++) {
+        rc = setup_device(&r, d, err);
+        if (rc)
+            goto cleanup;
+    }
+    if (plan->events > 0) {
+        r.chain = (cudaEvent_t *)calloc((size_t)plan->events, sizeof *r.chain);
+        if (!r.chain)
+            SL_FAIL(SL_E_NOMEM, "out of memory");
+        for (int e = 0; e < plan->events; e++) {
+            int dev = 0; /* an event lives on the device of the stream that records it */
+            for (size_t i = 0; i < plan->count; i++)
+                if (plan->ops[i].record_event == e) {
+                    dev = plan->ops[i].device;
+                    break;
+                }
+            CUDA_CHECK(cudaSetDevice(r.dev[dev].ordinal));
+            CUDA_CHECK(cudaEventCreateWithFlags(&r.chain[e], cudaEventDisableTiming));
+        }
+    }
+    if (events_mode || r.cupti) { /* cupti: for the cross-check rep */
+        r.op_ev = (cudaEvent_t *)calloc(2 * plan->count, sizeof *r.op_ev);
+        r.ev_start_us = (double *)calloc(plan->count, sizeof(double));
+        r.ev_end_us = (double *)calloc(plan->count, sizeof(double));
+        r.slots = (queue_slot_t *)calloc(plan->count, sizeof *r.slots);
+        if (!r.op_ev || !r.ev_start_us || !r.ev_end_us || !r.slots)
+            SL_FAIL(SL_E_NOMEM, "out of memory for %zu events", 2 * plan->count);
+        for (size_t i = 0; i < plan->count; i++) {
+            if (!is_device_op(plan->ops[i].kind))
+                continue;
+            CUDA_CHECK(cudaSetDevice(r.dev[plan->ops[i].device].ordinal));
+            CUDA_CHECK(cudaEventCreate(&r.op_ev[2 * i]));
+            CUDA_CHECK(cudaEventCreate(&r.op_ev[2 * i + 1]));
+        }
+    }
+
+    /* ---- result arrays ---- */
+    cap = spec->reps_auto ? (spec->reps > 0 ? spec->reps : REPS_AUTO_MAX) : (spec->reps > 0 ? spec->reps : 1);
+    out->backend = BACKEND_CUDA;
+    out->rep_ms = (double *)calloc((size_t)cap, sizeof(double));
+    out->timelines = (timeline_t *)calloc((size_t)cap, sizeof(timeline_t));
+    traced_ms = (double *)calloc((size_t)cap, sizeof(double));
+    issue_clean = (double *)calloc((size_t)cap, sizeof(double));
+    issue_traced = (double *)calloc((size_t)cap, sizeof(double));
+    if (!out->rep_ms || !out->timelines || !traced_ms || !issue_clean || !issue_traced)
+        SL_FAIL(SL_E_NOMEM, "out of memory for %d repetitions", cap);
+
+    if (r.cupti) {
+        r.cap_creps = spec->warmup + cap + 1;
+        r.creps = (cupti_rep_t *)calloc((size_t)r.cap_creps, sizeof *r.creps);
+        if (!r.creps)
+            SL_FAIL(SL_E_NOMEM, "out of memory");
+        rc = cupti_begin((size_t)r.cap_creps * r.device_ops, err);
+        if (rc)
+            goto cleanup;
+        cupti_on = true;
+    }
+
+    /* ---- warm-up: the first DMA to fresh pages is slow (DESIGN.md); verified too ---- */
+    for (int w = 0; w < spec->warmup; w++) {
+        rc = run_rep(&r, false, "warm-up", w, &warm_ms, NULL, NULL, err);
+        if (rc == SL_OK && events_mode)
+            rc = run_rep(&r, true, "warm-up traced", w, &warm_ms, NULL, NULL, err);
+        if (rc)
+            goto cleanup;
+    }
+
+    /* ---- measured repetitions ---- */
+    cond = cuda_conditions_begin(m, ordinals, r.ndev);
+    t_measure0 = cuda_now_us();
+    for (k = 0; k < cap; k++) {
+        out->reps = k + 1; /* so that result_free frees what this rep pushed */
+        if (events_mode) {
+            rc = run_rep(&r, false, "measured", k, &out->rep_ms[k], NULL, NULL, err);
+            issue_clean[k] = r.issue_us;
+            if (rc == SL_OK)
+                rc = run_rep(&r, true, "traced", k, &traced_ms[k], &out->timelines[k], NULL, err);
+            issue_traced[k] = r.issue_us;
+        } else {
+            rc = run_rep(&r, false, "measured", k, &out->rep_ms[k], &out->timelines[k], NULL, err);
+            issue_clean[k] = r.issue_us;
+        }
+        if (rc)
+            goto cleanup;
+        if (spec->reps_auto) {
+            if (stats_median_known(out->rep_ms, (size_t)k + 1, REPS_AUTO_PRECISION)) {
+                stopped_by = "precision";
+                k++;
+                break;
+            }
+            if ((cuda_now_us() - t_measure0) / 1000.0 > (double)REPS_AUTO_BUDGET_MS) {
+                stopped_by = "budget";
+                k++;
+                break;
+            }
+        }
+    }
+    if (spec->reps_auto && k >= cap && strcmp(stopped_by, "reps") == 0)
+        stopped_by = "cap";
+    out->reps = k;
+    /* timing cupti: one more rep timed both ways, so the two methods are compared on
+     * the same work (different reps differ by more than the methods do) */
+    if (r.cupti) {
+        rc = run_rep(&r, true, "cross-check", 0, &warm_ms, &xc_events, &xc_cupti, err);
+        if (rc == SL_OK)
+            rc = cupti_timelines(&r, err);
+        if (rc)
+            goto cleanup;
+        cross_check = compare_timelines(&xc_events, &xc_cupti);
+    }
+    conditions = cuda_conditions_end(cond);
+    cond = NULL;
+
+    /* ---- multi_gpu: peer copies between the first two devices ---- */
+    if (r.ndev >= 2) {
+        sl_error_t perr;
+        memset(&perr, 0, sizeof perr);
+        if (cuda_peer_measure(r.dev[0].ordinal, r.dev[1].ordinal, &peer, &perr) != SL_OK)
+            peer = json_pack("{s:s}", "error", perr.message);
+    }
+
+    /* ---- the result ---- */
+    out->verified = true;
+    snprintf(out->verification, sizeof out->verification, "cpu_reference");
+    out->predicted_ms = -1;
+    out->prediction_error = -1;
+    extra = json_object();
+    if (extra) {
+        json_t *timing = json_object();
+        double clean_med = median_of(out->rep_ms, out->reps);
+        double ic = median_of(issue_clean, out->reps);
+        json_object_set_new(timing, "method", json_string(timing_names[spec->timing]));
+        json_object_set_new(timing, "totals",
+                            json_string(r.blocking_streams
+                                            ? "clean reps: one event pair on the legacy default stream around the "
+                                              "whole pipeline"
+                                            : "clean reps: events on the legacy default stream and after each "
+                                              "non-blocking stream's last op"));
+        json_object_set_new(timing, "timelines",
+                            json_string(events_mode ? "traced reps (interleaved with the clean ones): an event "
+                                                      "before and after every op; an op's start is the later of "
+                                                      "its start event and the end of the op before it on the "
+                                                      "same engine (copies per direction; kernels after one "
+                                                      "that filled every SM)"
+                                                    : "CUPTI activity records of the clean reps"));
+        if (have_host_ops)
+            json_object_set_new(timing, "host", json_string("the host's share on the host clock, from the start "
+                                                            "event's host time"));
+        json_object_set_new(timing, "clean_median_ms", json_real(clean_med));
+        json_object_set_new(timing, "issue_us_clean", json_real(ic));
+        if (events_mode) {
+            double traced_med = median_of(traced_ms, out->reps);
+            double it = median_of(issue_traced, out->reps);
+            json_object_set_new(timing, "traced_median_ms", json_real(traced_med));
+            json_object_set_new(timing, "trace_distortion_pct",
+                                json_real(clean_med > 0 ? 100.0 * (traced_med / clean_med - 1.0) : 0));
+            json_object_set_new(timing, "issue_us_traced", json_real(it));
+            json_object_set_new(timing, "event_record_us",
+                                json_real(r.device_ops ? (it - ic) / (2.0 * (double)r.device_ops) : 0));
+        } else {
+            json_object_set_new(timing, "cupti_library", json_string(cupti_library()));
+            if (cross_check) {
+                json_object_set_new(timing, "cross_check", cross_check);
+                cross_check = NULL;
+            }
+        }
+        json_object_set_new(timing, "device_ops", json_integer((json_int_t)r.device_ops));
+        json_object_set_new(extra, "timing", timing);
+
+        json_t *launch = json_object();
+        json_object_set_new(launch, "mode", json_string(launch_names[spec->launch]));
+        json_object_set_new(launch, "block_size", json_integer(spec->block_size));
+        json_object_set_new(launch, "sm_count", json_integer(r.dev[0].sm_count));
+        json_object_set_new(launch, "blocks_per_sm_occupancy", json_integer(r.dev[0].occupancy_bps));
+        json_object_set_new(launch, "kernel_streams", json_integer(r.dev[0].kernel_streams));
+        if (spec->launch == LAUNCH_MAX_OCCUPANCY)
+            json_object_set_new(launch, "grid", json_integer((json_int_t)r.dev[0].occupancy_grid));
+        else
+            json_object_set_new(launch, "grid", json_string("ceil(chunk / block_size)"));
+        json_object_set_new(extra, "launch", launch);
+
+        json_object_set_new(extra, "default_stream",
+                            json_string(spec->default_stream == DEFSTREAM_LEGACY ? "cudaStreamLegacy"
+                                                                                 : "cudaStreamPerThread"));
+        json_object_set_new(extra, "stream_flags", json_string(r.blocking_streams ? "cudaStreamDefault"
+                                                                                  : "cudaStreamNonBlocking"));
+        json_object_set_new(extra, "host_memory", json_string(r.pinned ? "pinned (cudaHostAlloc, portable)"
+                                                                       : "pageable (malloc)"));
+        json_object_set_new(extra, "warmup", json_integer(spec->warmup));
+        if (spec->reps_auto) {
+            stats_t st;
+            stats_compute(out->rep_ms, (size_t)out->reps, &st);
+            /* the median's standard error, as stats_median_known judges it */
+            precision = out->reps > 0 && st.median > 0 ? 1.2533 * st.stddev / sqrt((double)out->reps) / st.median : -1;
+            json_object_set_new(extra, "reps_auto",
+                                json_pack("{s:i, s:i, s:f, s:f, s:s, s:f}", "reps", out->reps, "cap", cap,
+                                          "target_pct", 100.0 * REPS_AUTO_PRECISION, "median_se_pct",
+                                          100.0 * precision, "stopped_by", stopped_by, "budget_ms",
+                                          (double)REPS_AUTO_BUDGET_MS));
+        }
+        json_object_set_new(extra, "verification",
+                            json_pack("{s:i, s:I, s:s}", "reps_verified", r.verified_reps, "elements",
+                                      (json_int_t)spec->size, "reference",
+                                      "kernels.h kernel_apply on the CPU (OpenMP), every element of every rep"));
+        if (conditions) {
+            json_object_set_new(extra, "conditions", conditions);
+            conditions = NULL;
+        }
+        if (peer) {
+            json_object_set_new(extra, "peer", peer);
+            peer = NULL;
+        }
+    }
+    out->extra = extra;
+    extra = NULL;
+    result_summarise(out);
+
+cleanup:
+    if (cupti_on)
+        cupti_end();
+    if (cond)
+        json_decref(cuda_conditions_end(cond));
+    json_decref(conditions);
+    json_decref(peer);
+    json_decref(extra);
+    json_decref(cross_check);
+    timeline_free(&xc_events);
+    timeline_free(&xc_cupti);
+    for (int d = 0; d < r.ndev; d++)
+        teardown_device(&r.dev[d]);
+    if (r.chain) {
+        for (int e = 0; e < plan->events; e++)
+            if (r.chain[e])
+                cudaEventDestroy(r.chain[e]);
+        free(r.chain);
+    }
+    if (r.op_ev) {
+        for (size_t i = 0; i < 2 * plan->count; i++)
+            if (r.op_ev[i])
+                cudaEventDestroy(r.op_ev[i]);
+        free(r.op_ev);
+    }
+    if (r.pinned) {
+        if (r.h_in)
+            cudaFreeHost(r.h_in);
+        if (r.h_out)
+            cudaFreeHost(r.h_out);
+    } else {
+        free(r.h_in);
+        free(r.h_out);
+    }
+    free(r.ref);
+    free(r.host_start_us);
+    free(r.host_end_us);
+    free(r.ev_start_us);
+    free(r.ev_end_us);
+    free(r.slots);
+    free(r.creps);
+    free(traced_ms);
+    free(issue_clean);
+    free(issue_traced);
+    (void)cudaGetLastError();
+    cudaSetDevice(prev_device);
+    if (rc)
+        result_free(out);
+    return rc;
+}

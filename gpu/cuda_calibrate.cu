@@ -1,0 +1,181 @@
+/* cuda_calibrate.cu — cuda_calibrate: one device's copy bandwidths and kernel costs,
+ * the numbers the floor and the simulator are built on. Pinned H2D and D2H alone,
+ * both at once (each direction's rate while the other runs), pageable H2D and D2H,
+ * and each kernel's time per element. Large transfers (256 MiB) so that latency does
+ * not count; each repeated, keeping the peak and (bidirectional) the lowest seen: on
+ * the lent H100s the bidirectional rate moves between 43.8 and 50.2 GB/s per direction
+ * from one call to the next (issue 4). Takes well under a second on an H100. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda.h"
+#include "cuda_internal.h"
+
+#define CAL_BYTES (256ull << 20)
+#define CAL_REPS 5                 /* pinned copies and kernels */
+#define CAL_PAGEABLE_REPS 3
+#define CAL_KERNEL_ELEMS (1ull << 25) /* the seeds' large size */
+#define CAL_COMPUTE_ITERS 16       /* compute: time per round from 16 rounds */
+
+/* Time one copy of `bytes` on stream s with events; GB/s (bytes per ns). */
+static int time_copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s,
+                     cudaEvent_t e0, cudaEvent_t e1, double *gbps, sl_error_t *err) {
+    int rc = SL_OK;
+    float ms = 0;
+    CUDA_CHECK(cudaEventRecord(e0, s));
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
+    CUDA_CHECK(cudaEventRecord(e1, s));
+    CUDA_CHECK(cudaEventSynchronize(e1));
+    CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    *gbps = ms > 0 ? (double)bytes / ((double)ms * 1e6) : 0;
+cleanup:
+    return rc;
+}
+
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
+    int rc = SL_OK, prev = 0, ordinal = 0;
+    size_t bytes = CAL_BYTES, free_b = 0, total_b = 0;
+    float *h_a = NULL, *h_b = NULL, *p_a = NULL, *d_a = NULL, *d_b = NULL;
+    cudaStream_t s0 = NULL, s1 = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL, e2 = NULL;
+    calibration_t c;
+    double g = 0;
+    float kms[CAL_REPS];
+    uint64_t elems = 0;
+
+    if (index < 0 || index >= m->device_count)
+        return sl_error_set(err, SL_E_INVALID, "device", "device %d does not exist", index);
+    memset(&c, 0, sizeof c);
+    ordinal = m->devices[index].index;
+    if (cudaGetDevice(&prev) != cudaSuccess)
+        (void)cudaGetLastError();
+    CUDA_CHECK(cudaSetDevice(ordinal));
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    while (bytes > (16u << 20) && 2 * bytes + (256u << 20) > free_b)
+        bytes /= 2;
+    CUDA_CHECK(cudaMallocHost((void **)&h_a, bytes));
+    CUDA_CHECK(cudaMallocHost((void **)&h_b, bytes));
+    p_a = (float *)malloc(bytes);
+    if (!p_a)
+        SL_FAIL(SL_E_NOMEM, "out of memory for %zu bytes of pageable memory", bytes);
+    memset(h_a, 0, bytes); /* fault every page in before timing */
+    memset(h_b, 0, bytes);
+    memset(p_a, 0, bytes);
+    CUDA_CHECK(cudaMalloc((void **)&d_a, bytes));
+    CUDA_CHECK(cudaMalloc((void **)&d_b, bytes));
+    CUDA_CHECK(cudaMemset(d_a, 0, bytes));
+    CUDA_CHECK(cudaMemset(d_b, 0, bytes));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+    CUDA_CHECK(cudaEventCreate(&e2));
+
+    /* pinned, one direction alone; the first of each is a warm-up */
+    for (int r = -1; r < CAL_REPS; r++) {
+        rc = time_copy(d_a, h_a, bytes, cudaMemcpyHostToDevice, s0, e0, e1, &g, err);
+        if (rc)
+            goto cleanup;
+        if (r >= 0 && g > c.h2d_gbps)
+            c.h2d_gbps = g;
+    }
+    for (int r = -1; r < CAL_REPS; r++) {
+        rc = time_copy(h_b, d_b, bytes, cudaMemcpyDeviceToHost, s0, e0, e1, &g, err);
+        if (rc)
+            goto cleanup;
+        if (r >= 0 && g > c.d2h_gbps)
+            c.d2h_gbps = g;
+    }
+    /* both directions at once, from one start: each direction over its own time,
+     * averaged; keep the peak and the lowest */
+    c.bidir_gbps_min = 1e30;
+    for (int r = -1; r < CAL_REPS; r++) {
+        float ms_h2d = 0, ms_d2h = 0;
+        CUDA_CHECK(cudaEventRecord(e0, s0));
+        CUDA_CHECK(cudaStreamWaitEvent(s1, e0, 0));
+        CUDA_CHECK(cudaMemcpyAsync(d_a, h_a, bytes, cudaMemcpyHostToDevice, s0));
+        CUDA_CHECK(cudaMemcpyAsync(h_b, d_b, bytes, cudaMemcpyDeviceToHost, s1));
+        CUDA_CHECK(cudaEventRecord(e1, s0));
+        CUDA_CHECK(cudaEventRecord(e2, s1));
+        CUDA_CHECK(cudaEventSynchronize(e1));
+        CUDA_CHECK(cudaEventSynchronize(e2));
+        CUDA_CHECK(cudaEventElapsedTime(&ms_h2d, e0, e1));
+        CUDA_CHECK(cudaEventElapsedTime(&ms_d2h, e0, e2));
+        if (r < 0 || ms_h2d <= 0 || ms_d2h <= 0)
+            continue;
+        g = 0.5 * ((double)bytes / ((double)ms_h2d * 1e6) + (double)bytes / ((double)ms_d2h * 1e6));
+        if (g > c.bidir_gbps)
+            c.bidir_gbps = g;
+        if (g < c.bidir_gbps_min)
+            c.bidir_gbps_min = g;
+    }
+    /* pageable: the driver stages through its own pinned buffers */
+    for (int r = -1; r < CAL_PAGEABLE_REPS; r++) {
+        rc = time_copy(d_a, p_a, bytes, cudaMemcpyHostToDevice, s0, e0, e1, &g, err);
+        if (rc)
+            goto cleanup;
+        if (r >= 0 && g > c.pageable_h2d_gbps)
+            c.pageable_h2d_gbps = g;
+    }
+    for (int r = -1; r < CAL_PAGEABLE_REPS; r++) {
+        rc = time_copy(p_a, d_b, bytes, cudaMemcpyDeviceToHost, s0, e0, e1, &g, err);
+        if (rc)
+            goto cleanup;
+        if (r >= 0 && g > c.pageable_d2h_gbps)
+            c.pageable_d2h_gbps = g;
+    }
+    /* kernels: one chunk launch (block 256) over the seeds' 2^25 elements; median */
+    elems = bytes / sizeof(float) < CAL_KERNEL_ELEMS ? bytes / sizeof(float) : CAL_KERNEL_ELEMS;
+    for (int k = 0; k < KERNEL__COUNT; k++) {
+        int iters = k == KERNEL_COMPUTE ? CAL_COMPUTE_ITERS : 1;
+        for (int r = -1; r < CAL_REPS; r++) {
+            float ms = 0;
+            CUDA_CHECK(cudaEventRecord(e0, s0));
+            CUDA_CHECK(cuda_kernel_launch(k, iters, LAUNCH_CHUNK, 0, 256, d_a, 0, elems, s0));
+            CUDA_CHECK(cudaEventRecord(e1, s0));
+            CUDA_CHECK(cudaEventSynchronize(e1));
+            CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+            if (r >= 0)
+                kms[r] = ms;
+        }
+        qsort(kms, CAL_REPS, sizeof kms[0], cmp_float);
+        c.kernel_ns_per_elem[k] = (double)kms[CAL_REPS / 2] * 1e6 / (double)elems / iters;
+    }
+    c.samples = CAL_REPS;
+    c.valid = c.h2d_gbps > 0 && c.d2h_gbps > 0 && c.bidir_gbps > 0;
+    if (!c.valid)
+        SL_FAIL(SL_E_DEVICE, "calibration of device %d measured no bandwidth", ordinal);
+    m->devices[index].calib = c;
+
+cleanup:
+    if (cudaSetDevice(ordinal) == cudaSuccess)
+        cudaDeviceSynchronize();
+    if (s0)
+        cudaStreamDestroy(s0);
+    if (s1)
+        cudaStreamDestroy(s1);
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    if (e2)
+        cudaEventDestroy(e2);
+    if (d_a)
+        cudaFree(d_a);
+    if (d_b)
+        cudaFree(d_b);
+    if (h_a)
+        cudaFreeHost(h_a);
+    if (h_b)
+        cudaFreeHost(h_b);
+    free(p_a);
+    (void)cudaGetLastError();
+    cudaSetDevice(prev);
+    return rc;
+}

@@ -1,0 +1,208 @@
+/* cuda_host.cu — the CUDA backend's host-side work, parallel with OpenMP: the input
+ * array, the CPU reference (kernels.h's formula, the same one the kernels use), the
+ * host's share of host_overlap, the output's poison, and verification. Never timed
+ * except where the host's share is part of the experiment. No CUDA calls here. */
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "cuda_internal.h"
+#include "kernels.h"
+
+/* The bits of a float from an int, on the host (the poison value). */
+static float float_from_bits(int v) {
+    float f;
+    memcpy(&f, &v, sizeof f);
+    return f;
+}
+
+double cuda_now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+void cuda_host_apply(int kernel, int iters, const float *in, float *out, uint64_t first, uint64_t count) {
+    /* the host's share of host_overlap: part of the experiment, OpenMP as the seeds do */
+    long long lo = (long long)first, hi = (long long)(first + count);
+#pragma omp parallel for schedule(static)
+    for (long long i = lo; i < hi; i++)
+        out[i] = kernel_apply(kernel, iters, (uint64_t)i, in[i]);
+}
+
+/* The untimed host work (input, reference, poison, verification) runs on plain threads
+ * joined before the next rep starts, not on OpenMP's: OpenMP's idle workers spin for a
+ * while after a parallel region (libgomp's default), on CPUs the next rep's issuing
+ * thread may need. Memory-bound work takes half the CPUs, at most 8; the reference,
+ * which is sin/cos-bound, all of them, at most MAX_JOBS. */
+#define MAX_JOBS 32
+
+typedef struct host_job {
+    int kernel, iters;
+    float *buf;
+    const float *in, *out, *ref;
+    uint64_t lo, hi;
+    unsigned long long bad, first_bad;
+} host_job_t;
+
+static int host_threads(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
+    return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+static int compute_threads(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > MAX_JOBS ? MAX_JOBS : (int)n;
+}
+
+static void run_jobs(void *(*fn)(void *), host_job_t *jobs, int n) {
+    pthread_t tid[MAX_JOBS];
+    bool started[MAX_JOBS] = {false};
+    pthread_attr_t attr;
+    bool have_attr = pthread_attr_init(&attr) == 0;
+    if (have_attr) {
+        /* helpers may use every CPU even where the caller is pinned to one (bench) */
+        cpu_set_t all;
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        CPU_ZERO(&all);
+        for (long c = 0; c < ncpu && c < CPU_SETSIZE; c++)
+            CPU_SET((int)c, &all);
+        pthread_attr_setaffinity_np(&attr, sizeof all, &all);
+    }
+    for (int t = 1; t < n; t++) {
+        started[t] = pthread_create(&tid[t], have_attr ? &attr : NULL, fn, &jobs[t]) == 0;
+        if (!started[t] && have_attr) /* e.g. a CPU set the cgroup does not allow */
+            started[t] = pthread_create(&tid[t], NULL, fn, &jobs[t]) == 0;
+    }
+    if (have_attr)
+        pthread_attr_destroy(&attr);
+    fn(&jobs[0]);
+    for (int t = 1; t < n; t++) {
+        if (started[t])
+            pthread_join(tid[t], NULL);
+        else
+            fn(&jobs[t]); /* no thread: do its share here */
+    }
+}
+
+static void split(host_job_t *jobs, int n, uint64_t count) {
+    for (int t = 0; t < n; t++) {
+        /* 64-element (256-byte) boundaries keep each share's stores aligned */
+        uint64_t per = (count / (uint64_t)n + 63) & ~63ull;
+        jobs[t].lo = per * (uint64_t)t < count ? per * (uint64_t)t : count;
+        jobs[t].hi = per * (uint64_t)(t + 1) < count ? per * (uint64_t)(t + 1) : count;
+        if (t == n - 1)
+            jobs[t].hi = count;
+    }
+}
+
+static void *poison_job(void *arg) {
+    host_job_t *j = (host_job_t *)arg;
+    float *p = j->buf + j->lo, *end = j->buf + j->hi;
+#if defined(__SSE2__)
+    /* Non-temporal stores: the poisoned lines leave the CPU caches, so the next rep's
+     * D2H writes into memory, not into dirty cache lines (which cost the lent H100's
+     * D2H a quarter of its speed at 2^22, measured against bench/ref_overlap). */
+    __m128i ones = _mm_set1_epi32(-1);
+    while (p < end && ((uintptr_t)p & 15))
+        *p++ = float_from_bits(-1);
+    for (; p + 4 <= end; p += 4)
+        _mm_stream_si128((__m128i *)p, ones);
+    _mm_sfence();
+#endif
+    while (p < end)
+        *p++ = float_from_bits(-1);
+    return NULL;
+}
+
+void cuda_host_poison(float *buf, uint64_t n) {
+    /* 0xffffffff is a NaN: kernel_output_ok fails on it, so an element nothing wrote
+     * (a lost chunk, a short copy) cannot pass. */
+    host_job_t jobs[MAX_JOBS];
+    int t = host_threads();
+    memset(jobs, 0, sizeof jobs);
+    for (int i = 0; i < t; i++)
+        jobs[i].buf = buf;
+    split(jobs, t, n);
+    run_jobs(poison_job, jobs, t);
+}
+
+static void *verify_job(void *arg) {
+    host_job_t *j = (host_job_t *)arg;
+    j->bad = 0;
+    j->first_bad = ~0ull;
+    for (uint64_t i = j->lo; i < j->hi; i++) {
+        if (!kernel_output_ok(j->kernel, j->out[i], j->ref[i])) {
+            if (!j->bad)
+                j->first_bad = i;
+            j->bad++;
+        }
+    }
+    return NULL;
+}
+
+uint64_t cuda_host_verify(int kernel, const float *out, const float *ref, uint64_t n, uint64_t *first_bad) {
+    host_job_t jobs[MAX_JOBS];
+    int t = host_threads();
+    unsigned long long bad = 0, first = ~0ull;
+    memset(jobs, 0, sizeof jobs);
+    for (int i = 0; i < t; i++) {
+        jobs[i].kernel = kernel;
+        jobs[i].out = out;
+        jobs[i].ref = ref;
+    }
+    split(jobs, t, n);
+    run_jobs(verify_job, jobs, t);
+    for (int i = 0; i < t; i++) {
+        bad += jobs[i].bad;
+        if (jobs[i].bad && jobs[i].first_bad < first)
+            first = jobs[i].first_bad;
+    }
+    *first_bad = first;
+    return bad;
+}
+
+static void *input_job(void *arg) {
+    host_job_t *j = (host_job_t *)arg;
+    for (uint64_t i = j->lo; i < j->hi; i++)
+        j->buf[i] = kernel_input(j->kernel, i);
+    return NULL;
+}
+
+void cuda_host_fill_input(int kernel, float *in, uint64_t n) {
+    host_job_t jobs[MAX_JOBS];
+    int t = host_threads();
+    memset(jobs, 0, sizeof jobs);
+    for (int i = 0; i < t; i++) {
+        jobs[i].kernel = kernel;
+        jobs[i].buf = in;
+    }
+    split(jobs, t, n);
+    run_jobs(input_job, jobs, t);
+}
+
+static void *reference_job(void *arg) {
+    host_job_t *j = (host_job_t *)arg;
+    for (uint64_t i = j->lo; i < j->hi; i++)
+        j->buf[i] = kernel_apply(j->kernel, j->iters, i, j->in[i]);
+    return NULL;
+}
+
+void cuda_host_reference(int kernel, int iters, const float *in, float *ref, uint64_t n) {
+    host_job_t jobs[MAX_JOBS];
+    int t = compute_threads();
+    memset(jobs, 0, sizeof jobs);
+    for (int i = 0; i < t; i++) {
+        jobs[i].kernel = kernel;
+        jobs[i].iters = iters;
+        jobs[i].in = in;
+        jobs[i].buf = ref;
+    }
+    split(jobs, t, n);
+    run_jobs(reference_job, jobs, t);
+}

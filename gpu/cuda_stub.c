@@ -1,0 +1,24 @@
+/* cuda_stub.c — the CUDA backend's door when the build had no nvcc: no devices are
+ * discovered, and calibrating or running says plainly that CUDA was not compiled in.
+ * The Makefile compiles this file instead of gpu/cuda_*.cu; it must stay free of CUDA. */
+#include "cuda.h"
+
+int cuda_discover(machine_info_t *m) {
+    (void)m;
+    return 0;
+}
+
+int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
+    (void)m;
+    return sl_error_set(err, SL_E_UNAVAILABLE, "", "cannot calibrate device %d: streamlab was built without CUDA "
+                        "(nvcc not found at build time)", index);
+}
+
+int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, result_t *out, sl_error_t *err) {
+    (void)spec;
+    (void)plan;
+    (void)m;
+    (void)out;
+    return sl_error_set(err, SL_E_UNAVAILABLE, "backend", "the cuda backend is not available: streamlab was built "
+                        "without CUDA (nvcc not found at build time); use backend \"sim\"");
+}
