@@ -57,7 +57,9 @@ uint64_t plan_kernel_blocks(const spec_t *spec, const device_info_t *dev, uint64
     /* max_occupancy (seed 000): the grid that fills every SM once, shared by the streams
      * as in its `GRID_SIZE / N_STREAMS`; a grid-stride loop covers the rest. */
     uint64_t grid = (uint64_t)dev->sm_count * (uint64_t)plan_blocks_per_sm(dev, spec->block_size);
-    int streams = spec->streams > 0 ? spec->streams : 1;
+    /* only the streams that launch kernels share the grid: one for sequential and engine_streams */
+    int streams = spec->variant == VARIANT_SEQUENTIAL || spec->variant == VARIANT_ENGINE_STREAMS ? 1
+                  : spec->streams > 0 ? spec->streams : 1;
     grid /= (uint64_t)streams;
     if (grid < 1)
         grid = 1;
