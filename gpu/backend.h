@@ -177,6 +177,8 @@ typedef struct calibration {
     double bidir_gbps_min;           /* spread seen */
     double pageable_h2d_gbps, pageable_d2h_gbps;
     double kernel_ns_per_elem[KERNEL__COUNT]; /* compute: per iteration */
+    double copy_submit_us;           /* host time to issue one cudaMemcpyAsync (median) */
+    double kernel_launch_us;         /* host time to issue one kernel launch (median) */
     int samples;
 } calibration_t;
 

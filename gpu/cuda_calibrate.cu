@@ -38,6 +38,11 @@ static int cmp_float(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+static int cmp_double_cal(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
     int rc = SL_OK, prev = 0, ordinal = 0;
     size_t bytes = CAL_BYTES, free_b = 0, total_b = 0;
@@ -146,6 +151,33 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         }
         qsort(kms, CAL_REPS, sizeof kms[0], cmp_float);
         c.kernel_ns_per_elem[k] = (double)kms[CAL_REPS / 2] * 1e6 / (double)elems / iters;
+    }
+    /* host costs of issuing (the model's submission costs): batches of small async
+     * copies and of one-block kernel launches into one stream; median per call */
+    {
+        enum { CALLS = 256, BATCHES = 7 };
+        double copy_us[BATCHES], launch_us[BATCHES];
+        for (int r = -1; r < BATCHES; r++) {
+            CUDA_CHECK(cudaStreamSynchronize(s0));
+            double t0 = cuda_now_us();
+            for (int i = 0; i < CALLS; i++)
+                CUDA_CHECK(cudaMemcpyAsync(d_a + (size_t)i * 1024, h_a + (size_t)i * 1024, 4096, cudaMemcpyHostToDevice, s0));
+            double t1 = cuda_now_us();
+            CUDA_CHECK(cudaStreamSynchronize(s0));
+            double t2 = cuda_now_us();
+            for (int i = 0; i < CALLS; i++)
+                CUDA_CHECK(cuda_kernel_launch(KERNEL_FILL, 1, LAUNCH_CHUNK, 0, 256, d_a, (uint64_t)i * 256, 256, s0));
+            double t3 = cuda_now_us();
+            if (r >= 0) {
+                copy_us[r] = (t1 - t0) / CALLS;
+                launch_us[r] = (t3 - t2) / CALLS;
+            }
+        }
+        CUDA_CHECK(cudaStreamSynchronize(s0));
+        qsort(copy_us, BATCHES, sizeof copy_us[0], cmp_double_cal);
+        qsort(launch_us, BATCHES, sizeof launch_us[0], cmp_double_cal);
+        c.copy_submit_us = copy_us[BATCHES / 2];
+        c.kernel_launch_us = launch_us[BATCHES / 2];
     }
     c.samples = CAL_REPS;
     c.valid = c.h2d_gbps > 0 && c.d2h_gbps > 0 && c.bidir_gbps > 0;

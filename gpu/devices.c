@@ -45,6 +45,8 @@ void sim_device_info(device_info_t *d, int index) {
     c->kernel_ns_per_elem[KERNEL_BLOG] = 0.54e6 / 33554432.0; /* API.md's H100 example: 0.54 ms at 2^25 */
     c->kernel_ns_per_elem[KERNEL_FILL] = 4.0 / 3.0e3;         /* 4 bytes at ~3 TB/s */
     c->kernel_ns_per_elem[KERNEL_COMPUTE] = 0.004;            /* per round; assumed */
+    c->copy_submit_us = 2.3;   /* H100 host (issue 3) */
+    c->kernel_launch_us = 4.0; /* H100 host (issue 3) */
     c->samples = 0;
 }
 
@@ -105,12 +107,27 @@ void machine_discover(machine_info_t *m, bool force_sim, const char *label) {
         snprintf(m->cuda_driver, sizeof m->cuda_driver, "none");
         snprintf(m->driver_version, sizeof m->driver_version, "none");
     }
-    /* A stable id: the host and its GPU set (UUIDs where CUDA gives them). */
+    /* A stable id. Where CUDA gives every GPU a UUID, the GPU set alone (UUIDs in sorted order):
+     * the same GPUs are the same machine whatever the host is called (a container gets a new
+     * host name each run) and however CUDA_VISIBLE_DEVICES orders them. Else the host and its
+     * devices' names (the simulator's UUIDs are the same on every host). */
+    const char *uuids[SPEC_MAX_DEVICES];
+    bool by_uuid = m->backend == BACKEND_CUDA && m->device_count > 0;
+    for (int i = 0; by_uuid && i < m->device_count; i++) {
+        by_uuid = m->devices[i].uuid[0] != 0;
+        uuids[i] = m->devices[i].uuid;
+        for (int j = i; j > 0 && strcmp(uuids[j - 1], uuids[j]) > 0; j--) {
+            const char *t = uuids[j];
+            uuids[j] = uuids[j - 1];
+            uuids[j - 1] = t;
+        }
+    }
     uint64_t h = 1469598103934665603ull;
-    h = fnv1a(h, m->hostname);
+    if (!by_uuid)
+        h = fnv1a(h, m->hostname);
     h = fnv1a(h, backend_names[m->backend]);
     for (int i = 0; i < m->device_count; i++) {
-        h = fnv1a(h, m->devices[i].uuid[0] ? m->devices[i].uuid : m->devices[i].name);
+        h = fnv1a(h, by_uuid ? uuids[i] : m->devices[i].uuid[0] ? m->devices[i].uuid : m->devices[i].name);
         h = fnv1a(h, "|");
     }
     snprintf(m->id, sizeof m->id, "m-%016llx", (unsigned long long)h);
@@ -141,10 +158,11 @@ json_t *machine_to_json(const machine_info_t *m) {
         for (int k = 0; kernel_ns && k < KERNEL__COUNT; k++)
             json_object_set_new(kernel_ns, kernel_names[k], json_real(c->kernel_ns_per_elem[k]));
         json_t *calib = c->valid
-            ? json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:i}", "h2d_gbps", c->h2d_gbps, "d2h_gbps", c->d2h_gbps,
-                        "bidir_gbps", c->bidir_gbps, "bidir_gbps_min", c->bidir_gbps_min, "pageable_h2d_gbps",
-                        c->pageable_h2d_gbps, "pageable_d2h_gbps", c->pageable_d2h_gbps, "kernel_ns_per_elem",
-                        kernel_ns, "samples", c->samples)
+            ? json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:f, s:f, s:i}", "h2d_gbps", c->h2d_gbps, "d2h_gbps",
+                        c->d2h_gbps, "bidir_gbps", c->bidir_gbps, "bidir_gbps_min", c->bidir_gbps_min,
+                        "pageable_h2d_gbps", c->pageable_h2d_gbps, "pageable_d2h_gbps", c->pageable_d2h_gbps,
+                        "kernel_ns_per_elem", kernel_ns, "copy_submit_us", c->copy_submit_us, "kernel_launch_us",
+                        c->kernel_launch_us, "samples", c->samples)
             : (json_decref(kernel_ns), json_null());
         json_t *g = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:I, s:s, s:i, s:i, s:i, s:o}",
                               "index", d->index, "name", d->name, "uuid", d->uuid, "compute_capability", "",

@@ -125,6 +125,10 @@ void predict_params_for(const device_info_t *dev, predict_params_t *p) {
     p->dev.max_blocks_per_sm = dev->max_blocks_per_sm;
     if (dev->calib.valid && dev->calib.h2d_gbps > 0 && dev->calib.bidir_gbps > 0)
         p->dev.bidir_derate = fmin(1.0, dev->calib.bidir_gbps / dev->calib.h2d_gbps);
+    if (dev->calib.copy_submit_us > 0)
+        p->host.copy_submit_us = dev->calib.copy_submit_us;
+    if (dev->calib.kernel_launch_us > 0)
+        p->host.kernel_launch_us = dev->calib.kernel_launch_us;
     p->block_size = 256;
 }
 
@@ -141,6 +145,18 @@ static int gap_class(op_kind_t prev, op_kind_t cur) {
     if (prev == OP_D2H && cur == OP_D2H) return G_D2H_D2H;
     if (prev == OP_D2H && cur == OP_H2D) return G_D2H_H2D;
     return -1;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* the q-quantile of v[0..n) (sorts v) */
+static double quantile(double *v, size_t n, double q) {
+    qsort(v, n, sizeof *v, cmp_dbl);
+    size_t i = (size_t)(q * (double)(n - 1) + 0.5);
+    return v[i < n ? i : n - 1];
 }
 
 static op_kind_t plan_op_kind(plan_kind_t k) {
@@ -212,12 +228,12 @@ int predict_timeline(const trace_t *trace, const predict_params_t *p, variant_t 
     }
     double us_per_h2d_byte = h_bytes > 0 ? h_us / h_bytes : 0, us_per_d2h_byte = d_bytes > 0 ? d_us / d_bytes : 0;
     double work_per_elem = elems_total > 0 ? kernel_work / elems_total : 0;
+    /* The device's own latency between dependent ops: a low quantile of the gaps, since
+     * where the host could not keep up the gaps are its submission time, which the
+     * model charges on the host side already. */
     double gap_us[G__COUNT];
-    for (int g = 0; g < G__COUNT; g++) {
-        stats_t st;
-        stats_compute(gaps[g], ngaps[g], &st);
-        gap_us[g] = ngaps[g] ? st.median : 0.0;
-    }
+    for (int g = 0; g < G__COUNT; g++)
+        gap_us[g] = ngaps[g] ? quantile(gaps[g], ngaps[g], 0.1) : 0.0;
     /* the target plan */
     spec_t spec;
     spec_defaults(&spec, variant);

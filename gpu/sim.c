@@ -61,6 +61,10 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
     in->dev.max_blocks_per_sm = dev->max_blocks_per_sm;
     if (dev->calib.valid && dev->calib.h2d_gbps > 0 && dev->calib.bidir_gbps > 0)
         in->dev.bidir_derate = dev->calib.bidir_gbps / dev->calib.h2d_gbps;
+    if (dev->calib.copy_submit_us > 0)
+        in->host.copy_submit_us = dev->calib.copy_submit_us;
+    if (dev->calib.kernel_launch_us > 0)
+        in->host.kernel_launch_us = dev->calib.kernel_launch_us;
     double per_elem_ns = dev->calib.kernel_ns_per_elem[spec->kernel];
     if (spec->kernel == KERNEL_COMPUTE)
         per_elem_ns *= spec->kernel_iters;
