@@ -29,16 +29,22 @@ typedef struct config {
     char machine_label[128];
     char token[256];         /* "" = no token */
     bool private_reads;      /* GETs need the token too */
+    size_t import_max_bytes; /* body limit of POST /api/import (bundles are large) */
+    char push_url[512];      /* --push: a central streamlab, "" = none */
+    char push_token[256];    /* STREAMLAB_PUSH_TOKEN, sent as Bearer */
+    int push_wait_s;         /* run --push: how long to try before giving up (exit 3) */
 } config_t;
 
 struct queue;
 struct MHD_Daemon;
+struct push;
 
 typedef struct app {
     config_t cfg;
     machine_info_t machine;
     struct queue *queue;
     struct MHD_Daemon *daemon;
+    struct push *push;       /* the push thread (serve --push), or NULL */
     pthread_key_t store_key; /* each thread's own store connection */
 } app_t;
 

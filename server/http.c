@@ -41,6 +41,9 @@ static const route_t routes[] = {
     {"GET", "/api/sweeps/*", handle_sweep_get, false},
     {"GET", "/metrics", handle_metrics, false},
     {"POST", "/api/predict", handle_predict, true},
+    {"GET", "/api/export", handle_bundle_export, false},
+    {"POST", "/api/import", handle_bundle_import, true},
+    {"GET", "/api/experiments.csv", handle_experiments_csv, false},
 };
 #define ROUTE_COUNT (sizeof routes / sizeof routes[0])
 
@@ -98,6 +101,32 @@ void reply_errorf(request_t *req, sl_code_t code, const char *field, const char 
 
 const char *request_arg(request_t *req, const char *name) {
     return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+typedef struct arg_list {
+    const char *name;
+    const char **out;
+    size_t n, max;
+} arg_list_t;
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    (void)kind;
+    arg_list_t *a = cls;
+    if (strcmp(key, a->name) == 0 && value && a->n < a->max)
+        a->out[a->n++] = value;
+    return MHD_YES;
+}
+
+size_t request_args(request_t *req, const char *name, const char **out, size_t max) {
+    arg_list_t a = {.name = name, .out = out, .max = max};
+    if (MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, collect_arg, &a) < 0)
+        return 0;
+    return a.n;
+}
+
+/* POST /api/import takes bundles, far larger than specs: it has its own limit. */
+static size_t body_max_for(const app_t *app, const route_t *route) {
+    return route && route->fn == handle_bundle_import ? app->cfg.import_max_bytes : app->cfg.body_max_bytes;
 }
 
 json_t *request_json(request_t *req) {
@@ -395,10 +424,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 return answer(conn, &req, NULL, ctx->route);
             }
             const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-            if (cl && strtoull(cl, NULL, 10) > app->cfg.body_max_bytes) {
+            if (cl && strtoull(cl, NULL, 10) > body_max_for(app, ctx->route)) {
                 ctx->answered = true;
                 reply_errorf(&req, SL_E_TOOLARGE, NULL, "the body is %s bytes; the limit is %zu", cl,
-                             app->cfg.body_max_bytes);
+                             body_max_for(app, ctx->route));
                 return answer(conn, &req, NULL, ctx->route);
             }
         }
@@ -411,7 +440,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (ctx->overflow || ctx->body_len + n > app->cfg.body_max_bytes) {
+        if (ctx->overflow || ctx->body_len + n > body_max_for(app, ctx->route)) {
             ctx->overflow = true;
             return MHD_YES;
         }
@@ -433,7 +462,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     /* the whole request is in */
     ctx->answered = true;
     if (ctx->overflow) {
-        reply_errorf(&req, SL_E_TOOLARGE, NULL, "the body is larger than the limit of %zu bytes", app->cfg.body_max_bytes);
+        reply_errorf(&req, SL_E_TOOLARGE, NULL, "the body is larger than the limit of %zu bytes",
+                     body_max_for(app, ctx->route));
         return answer(conn, &req, NULL, ctx->route);
     }
     memcpy(req.params, ctx->params, sizeof req.params);

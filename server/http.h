@@ -37,6 +37,8 @@ void reply_errorf(request_t *req, sl_code_t code, const char *field, const char 
     __attribute__((format(printf, 4, 5)));
 /* A query-string argument, or NULL. */
 const char *request_arg(request_t *req, const char *name);
+/* Every value of a repeated query-string argument (?experiment=a&experiment=b), at most max. */
+size_t request_args(request_t *req, const char *name, const char **out, size_t max);
 /* Parse the body as JSON; on failure replies 400 and returns NULL. */
 json_t *request_json(request_t *req);
 
@@ -61,6 +63,9 @@ void handle_experiment_trace(request_t *req);
 void handle_sweep_create(request_t *req);
 void handle_sweep_get(request_t *req);
 void handle_metrics(request_t *req);
+void handle_bundle_export(request_t *req);
+void handle_bundle_import(request_t *req);
+void handle_experiments_csv(request_t *req);
 void handle_predict(request_t *req);
 
 #endif

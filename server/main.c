@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "push.h"
 #include "queue.h"
 #include "spec.h"
 
@@ -37,6 +38,10 @@ static void usage(FILE *f) {
             "  --token-file PATH    [STREAMLAB_TOKEN]    POST/DELETE need 'Authorization: Bearer TOKEN'\n"
             "  --private            reads need the token too\n"
             "  --machine-label TEXT [STREAMLAB_MACHINE_LABEL]\n"
+            "  --push URL           [STREAMLAB_PUSH_URL] send each finished experiment to a central streamlab\n"
+            "                       (http://HOST:PORT; token from STREAMLAB_PUSH_TOKEN), kept until it is accepted\n"
+            "  --push-wait S        run --push: how long to keep trying (default 30; then exit 3)\n"
+            "  --import-max BYTES   body limit of POST /api/import (default 256 MiB)\n"
             "  --body-max BYTES  --queue-max N  --sweep-max N  --conn-max N  --conn-per-ip N  --timeout S\n");
 }
 
@@ -120,6 +125,8 @@ static void configure(int argc, char **argv, int first, config_t *c, const char 
     c->conn_max = 1024;
     c->conn_per_ip = 256;
     c->conn_timeout_s = 30;
+    c->import_max_bytes = (size_t)256 << 20;
+    c->push_wait_s = 30;
     const char *e;
     if ((e = getenv("STREAMLAB_LISTEN")) && parse_listen(e, c)) {
         fprintf(stderr, "streamlab: STREAMLAB_LISTEN must be HOST:PORT\n");
@@ -137,6 +144,10 @@ static void configure(int argc, char **argv, int first, config_t *c, const char 
         snprintf(c->token, sizeof c->token, "%s", e);
     if ((e = getenv("STREAMLAB_MACHINE_LABEL")))
         snprintf(c->machine_label, sizeof c->machine_label, "%s", e);
+    if ((e = getenv("STREAMLAB_PUSH_URL")))
+        snprintf(c->push_url, sizeof c->push_url, "%s", e);
+    if ((e = getenv("STREAMLAB_PUSH_TOKEN")))
+        snprintf(c->push_token, sizeof c->push_token, "%s", e);
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         char flag[64];
@@ -186,6 +197,14 @@ static void configure(int argc, char **argv, int first, config_t *c, const char 
             const char *v = VALUE();
             if (!v) { usage(stderr); exit(2); }
             snprintf(c->machine_label, sizeof c->machine_label, "%s", v);
+        } else if (!strcmp(flag, "--push")) {
+            const char *v = VALUE();
+            if (!v) { usage(stderr); exit(2); }
+            snprintf(c->push_url, sizeof c->push_url, "%s", v);
+        } else if (!strcmp(flag, "--push-wait")) {
+            c->push_wait_s = (int)int_arg("--push-wait", VALUE(), 0, 86400);
+        } else if (!strcmp(flag, "--import-max")) {
+            c->import_max_bytes = (size_t)int_arg("--import-max", VALUE(), 1024, 1ll << 36);
         } else if (!strcmp(flag, "--body-max")) {
             c->body_max_bytes = (size_t)int_arg("--body-max", VALUE(), 1024, 1ll << 30);
         } else if (!strcmp(flag, "--queue-max")) {
@@ -209,6 +228,15 @@ static void configure(int argc, char **argv, int first, config_t *c, const char 
             exit(2);
         }
 #undef VALUE
+    }
+    char why[256];
+    if (c->push_url[0] && push_check_url(c->push_url, why, sizeof why)) {
+        fprintf(stderr, "streamlab: --push: %s\n", why);
+        exit(2);
+    }
+    if (strpbrk(c->push_token, "\r\n")) {
+        fprintf(stderr, "streamlab: STREAMLAB_PUSH_TOKEN must be one line\n");
+        exit(2);
     }
     char n[16];
     snprintf(n, sizeof n, "%d", c->sim_devices);
@@ -342,6 +370,13 @@ static int cmd_run(const char *spec_path, bool db_given) {
     json_t *out = store_experiment_json(s, id, &err);
     print_json(stdout, out);
     json_decref(out);
+    char why[700];
+    if (app.cfg.push_url[0] && push_drain(&app, s, id, app.cfg.push_wait_s, why, sizeof why)) {
+        fprintf(stderr, "streamlab: run --push: %s was not delivered to %s: %s\n"
+                        "           it stays in the outbox of %s (the next run or serve --push with that --db sends it)\n",
+                id, app.cfg.push_url, why, db_given ? app.cfg.db_path : "the in-memory store: it is lost; use --db");
+        rc = 3;
+    }
 done:
     json_decref(full);
     store_close(s);
@@ -381,14 +416,16 @@ static int serve(void) {
     if (interrupted > 0)
         fprintf(stderr, "streamlab: %d experiment(s) were running when the last process stopped: marked failed (interrupted)\n",
                 interrupted);
-    if (queue_start(&app, app.cfg.workers, &app.queue, &err)) {
+    if (push_start(&app, &err) || queue_start(&app, app.cfg.workers, &app.queue, &err)) {
         fprintf(stderr, "streamlab: %s\n", err.message);
+        push_stop(&app);
         store_close(s);
         return 1;
     }
     if (http_start(&app, msg, sizeof msg)) {
         fprintf(stderr, "streamlab: %s\n", msg);
         queue_stop(app.queue);
+        push_stop(&app);
         store_close(s);
         return 1;
     }
@@ -401,6 +438,7 @@ static int serve(void) {
     fprintf(stderr, "streamlab: %s: stopping (a running experiment finishes first)\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     http_stop(&app);
     queue_stop(app.queue);
+    push_stop(&app);
     store_close(s);
     fprintf(stderr, "streamlab: stopped\n");
     return 0;

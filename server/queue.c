@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "metrics.h"
+#include "push.h"
 #include "spec.h"
 
 typedef struct worker {
@@ -60,8 +61,10 @@ int queue_run_one(app_t *app, store_t *store, const char *id, json_t *spec_json,
             char msg[600];
             snprintf(msg, sizeof msg, "storing the result failed: %s", err->message);
             store_fail_experiment(store, id, msg, NULL);
+            push_enqueue(app, store, id);
             return store_rc;
         }
+        push_enqueue(app, store, id);
         return SL_OK;
     }
     char msg[600];
@@ -70,6 +73,7 @@ int queue_run_one(app_t *app, store_t *store, const char *id, json_t *spec_json,
     store_rc = store_fail_experiment(store, id, msg, err);
     if (store_rc)
         fprintf(stderr, "streamlab: %s: recording the failure failed: %s\n", id, err->message);
+    push_enqueue(app, store, id);
     if (err)
         *err = e;
     return rc;
