@@ -41,6 +41,9 @@ CORE_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(GPU_SRC) $(DB_SRC)) $(BUILD)/obj/g
 SERVER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SERVER_SRC))
 BIN := $(BUILD)/streamlab
 
+# keep every intermediate object (make would delete support.o after each test link)
+.SECONDARY:
+
 .PHONY: all run test test-unit test-api test-web test-san test-gpu deps web-vendor clean bench-gpu bench-model bench-http fuzz
 all: $(BIN) web-vendor
 
