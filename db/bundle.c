@@ -241,11 +241,18 @@ json_t *store_export_bundle(store_t *s, const char *const *ids, size_t n, const 
             sweep_experiment_ids(s, sweep_id, list, err))
             goto done;
     } else {
-        for (size_t i = 0; i < n; i++)
-            if (json_array_append_new(list, json_string(ids[i]))) {
+        for (size_t i = 0; i < n; i++) {
+            json_t *id = json_string(ids[i]);
+            if (!id) { /* not UTF-8: no stored id is like that */
+                sl_error_set(err, SL_E_NOTFOUND, "experiment", "no experiment with that id");
+                rc = SL_E_NOTFOUND;
+                goto done;
+            }
+            if (json_array_append_new(list, id)) {
                 sl_error_set(err, SL_E_NOMEM, "", "out of memory exporting");
                 goto done;
             }
+        }
     }
     size_t i;
     json_t *v;

@@ -437,7 +437,11 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
                               s.now, done_count, device_ops);
             break;
         }
-        /* 5. advance */
+        /* 5. advance; where doubles cannot tell next from now (durations of hours next to
+         * microseconds), finish what was about to finish rather than spin */
+        bool stuck = !(next > s.now);
+        if (stuck)
+            next = s.now;
         double dt = next - s.now;
         s.now = next;
         for (size_t a = 0; a < s.nactive; a++) {
@@ -448,7 +452,8 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
             if (o->start == NEVER)
                 o->start = s.now - dt;
             o->remaining -= rate[i] * dt;
-            if (o->remaining <= 1e-7 * (1.0 + in->ops[i].alone_us)) {
+            if (o->remaining <= 1e-7 * (1.0 + in->ops[i].alone_us) ||
+                (stuck && rate[i] > EPS && s.now + o->remaining / rate[i] <= s.now)) {
                 o->remaining = 0;
                 o->done = true;
                 o->running = false;

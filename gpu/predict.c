@@ -48,6 +48,11 @@ int trace_from_json(json_t *trace, trace_t *out, sl_error_t *err) {
         t->op = (op_kind_t)k;
         t->start_us = json_number_value(start);
         t->end_us = json_number_value(end);
+        if (t->end_us - out->ops[0].start_us > PREDICT_MAX_SPAN_US || t->start_us < 0) {
+            rc = sl_error_set(err, SL_E_INVALID, "trace",
+                              "ops[%zu] lies outside the trace's first hour (a trace is one run of a pipeline)", i);
+            goto fail;
+        }
         if (t->end_us < t->start_us) {
             rc = sl_error_set(err, SL_E_INVALID, "trace", "ops[%zu] ends before it starts (negative duration)", i);
             goto fail;

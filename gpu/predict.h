@@ -16,6 +16,7 @@
 #include "model.h"
 
 #define PREDICT_MAX_OPS 200000
+#define PREDICT_MAX_SPAN_US 3.6e9 /* a trace covers at most an hour */
 
 typedef struct trace_op {
     op_kind_t op;

@@ -82,10 +82,36 @@ void reply_json(request_t *req, int status, json_t *body) {
     req->reply = body;
 }
 
+/* Replace every byte that is not part of a valid UTF-8 sequence with '?': messages quote
+ * what clients sent (paths, fields, values) and may cut a character in two, and a JSON
+ * string must be valid UTF-8. */
+static void utf8_sanitize(char *s) {
+    unsigned char *p = (unsigned char *)s;
+    while (*p) {
+        int n = *p < 0x80 ? 1 : (*p >> 5) == 0x6 ? 2 : (*p >> 4) == 0xe ? 3 : (*p >> 3) == 0x1e ? 4 : 0;
+        bool ok = n > 0;
+        for (int i = 1; ok && i < n; i++)
+            ok = (p[i] & 0xc0) == 0x80;
+        if (ok && n == 2 && *p < 0xc2) ok = false;                          /* overlong */
+        if (ok && n == 3 && ((*p == 0xe0 && p[1] < 0xa0) || (*p == 0xed && p[1] >= 0xa0))) ok = false;
+        if (ok && n == 4 && ((*p == 0xf0 && p[1] < 0x90) || *p > 0xf4 || (*p == 0xf4 && p[1] >= 0x90))) ok = false;
+        if (!ok) {
+            *p++ = '?';
+            continue;
+        }
+        p += n;
+    }
+}
+
 void reply_error(request_t *req, const sl_error_t *err) {
-    json_t *e = json_pack("{s:s, s:s}", "code", sl_code_name(err->code), "message", err->message);
-    if (e && err->field[0])
-        json_object_set_new(e, "field", json_string(err->field));
+    char message[sizeof err->message], field[sizeof err->field];
+    snprintf(message, sizeof message, "%s", err->message);
+    snprintf(field, sizeof field, "%s", err->field);
+    utf8_sanitize(message);
+    utf8_sanitize(field);
+    json_t *e = json_pack("{s:s, s:s}", "code", sl_code_name(err->code), "message", message);
+    if (e && field[0])
+        json_object_set_new(e, "field", json_string(field));
     reply_json(req, http_status_for(err->code), json_pack("{s:o}", "error", e ? e : json_object()));
 }
 
@@ -371,8 +397,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             return MHD_NO;
         *con_cls = ctx;
         if (strlen(url) > 512) {
-            reply_errorf(&req, SL_E_NOTFOUND, NULL, "path too long");
             ctx->answered = true;
+            if (is_api(url))
+                reply_errorf(&req, SL_E_NOTFOUND, NULL, "path too long");
+            else
+                not_found_html(&req);
             return answer(conn, &req, NULL, ctx->route);
         }
         ctx->params_buf = malloc(1024);
