@@ -37,12 +37,42 @@ static int exec(store_t *s, const char *sql, sl_error_t *err) {
     return SL_OK;
 }
 
+/* A statement for sql: the connection's kept one (reset, bindings cleared) or a new
+ * one, kept while there is room. Give it back with stmt_done, never sqlite3_finalize. */
 static int prepare(store_t *s, const char *sql, sqlite3_stmt **st, sl_error_t *err) {
-    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
+    for (int i = 0; i < s->nstmts; i++)
+        if (strcmp(s->stmts[i].sql, sql) == 0) {
+            *st = s->stmts[i].st;
+            sqlite3_reset(*st);
+            sqlite3_clear_bindings(*st);
+            return SL_OK;
+        }
+    if (sqlite3_prepare_v3(s->db, sql, -1, s->nstmts < STORE_STMT_CACHE ? SQLITE_PREPARE_PERSISTENT : 0, st, NULL) !=
+        SQLITE_OK) {
         *st = NULL;
         return db_error(err, s, "prepare");
     }
+    if (s->nstmts < STORE_STMT_CACHE) {
+        char *copy = strdup(sql);
+        if (copy) {
+            s->stmts[s->nstmts].sql = copy;
+            s->stmts[s->nstmts++].st = *st;
+        }
+    }
     return SL_OK;
+}
+
+/* Done with a statement from prepare: a kept one is reset for its next use. */
+static void stmt_done(store_t *s, sqlite3_stmt *st) {
+    if (!st)
+        return;
+    for (int i = 0; i < s->nstmts; i++)
+        if (s->stmts[i].st == st) {
+            sqlite3_reset(st);
+            sqlite3_clear_bindings(st);
+            return;
+        }
+    sqlite3_finalize(st);
 }
 
 /* bind helpers: SQLITE_TRANSIENT so callers' buffers may go away */
@@ -71,13 +101,15 @@ int store_open(const char *path, store_t **out, sl_error_t *err) {
     /* WAL: readers never block the writer; synchronous=NORMAL is durable across
      * process crashes (kill -9), which is what a lab service must survive. */
     sqlite3_stmt *st = NULL;
-    if (prepare(s, "PRAGMA journal_mode=WAL", &st, err))
+    if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK) {
+        db_error(err, s, "prepare");
         goto error;
+    }
     rc = sqlite3_step(st);
     const char *mode = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
     bool in_memory = strcmp(path, ":memory:") == 0; /* `streamlab run` without --db */
     bool wal = mode && (strcmp(mode, "wal") == 0 || (in_memory && strcmp(mode, "memory") == 0));
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     if (!wal) {
         sl_error_set(err, SL_E_DB, "", "cannot put %s in WAL mode", path);
         goto error;
@@ -95,6 +127,10 @@ error:
 void store_close(store_t *s) {
     if (!s)
         return;
+    for (int i = 0; i < s->nstmts; i++) {
+        sqlite3_finalize(s->stmts[i].st);
+        free(s->stmts[i].sql);
+    }
     sqlite3_close(s->db);
     free(s);
 }
@@ -104,7 +140,7 @@ int store_schema_version(store_t *s) {
     int v = -1;
     if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
         v = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return v;
 }
 
@@ -154,7 +190,7 @@ int store_integrity_check(store_t *s, sl_error_t *err) {
     int rc = sqlite3_step(st);
     const char *res = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
     int out = res && strcmp(res, "ok") == 0 ? SL_OK : sl_error_set(err, SL_E_DB, "", "integrity_check: %s", res ? res : "no answer");
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return out;
 }
 
@@ -193,7 +229,7 @@ int store_upsert_machine(store_t *s, const machine_info_t *m, sl_error_t *err) {
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = db_error(err, s, "saving the machine");
     }
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     free(info_text);
     return rc;
 }
@@ -223,7 +259,7 @@ json_t *store_machine_json(store_t *s, const char *machine_id, sl_error_t *err) 
         sl_error_set(err, SL_E_NOTFOUND, "", "no machine %s", machine_id);
     else
         db_error(err, s, "reading the machine");
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return out;
 }
 
@@ -240,7 +276,7 @@ json_t *store_list_machines(store_t *s, sl_error_t *err) {
         json_decref(items);
         items = NULL;
     }
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return items;
 }
 
@@ -283,25 +319,42 @@ int store_insert_experiment(store_t *s, const store_new_experiment_t *e, sl_erro
     int rc = prepare(s, INSERT_EXPERIMENT_SQL, &st, err);
     if (rc == SL_OK)
         rc = insert_experiment(s, st, e, now, err);
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return rc;
 }
 
 int store_insert_sweep(store_t *s, const char *sweep_id, json_t *request, const store_new_experiment_t *exps,
                        size_t n, sl_error_t *err) {
+    return store_enqueue(s, sweep_id, request, exps, n, 0, err);
+}
+
+int store_enqueue(store_t *s, const char *sweep_id, json_t *request, const store_new_experiment_t *exps, size_t n,
+                  long long queue_max, sl_error_t *err) {
     char now[32];
     now_iso(now);
-    char *req_text = json_dumps(request, JSON_COMPACT);
-    if (!req_text)
+    char *req_text = sweep_id ? json_dumps(request, JSON_COMPACT) : NULL;
+    if (sweep_id && !req_text)
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory storing the sweep");
-    sqlite3_stmt *sw = NULL, *ex = NULL;
+    sqlite3_stmt *sw = NULL, *ex = NULL, *cnt = NULL;
     int rc = exec(s, "BEGIN IMMEDIATE", err);
     if (rc) {
         free(req_text);
         return rc;
     }
-    rc = prepare(s, "INSERT INTO sweeps (id, created_at, request) VALUES (?,?,?)", &sw, err);
-    if (rc == SL_OK) {
+    /* the queue's length is checked inside the writing transaction: no two requests
+     * can both see room for the last place */
+    if (queue_max > 0 && (rc = prepare(s, "SELECT count(*) FROM experiments WHERE status='queued'", &cnt, err)) == SL_OK) {
+        long long queued = sqlite3_step(cnt) == SQLITE_ROW ? sqlite3_column_int64(cnt, 0) : -1;
+        if (queued < 0)
+            rc = db_error(err, s, "counting the queue");
+        else if (queued + (long long)n > queue_max)
+            rc = sl_error_set(err, SL_E_BUSY, "", "the queue holds %lld experiments; %zu more would pass the limit of %lld",
+                              queued, n, queue_max);
+        stmt_done(s, cnt);
+    }
+    if (rc == SL_OK && sweep_id)
+        rc = prepare(s, "INSERT INTO sweeps (id, created_at, request) VALUES (?,?,?)", &sw, err);
+    if (rc == SL_OK && sweep_id) {
         bind_text(sw, 1, sweep_id);
         bind_text(sw, 2, now);
         bind_text(sw, 3, req_text);
@@ -312,8 +365,8 @@ int store_insert_sweep(store_t *s, const char *sweep_id, json_t *request, const 
         rc = prepare(s, INSERT_EXPERIMENT_SQL, &ex, err);
     for (size_t i = 0; rc == SL_OK && i < n; i++)
         rc = insert_experiment(s, ex, &exps[i], now, err);
-    sqlite3_finalize(sw);
-    sqlite3_finalize(ex);
+    stmt_done(s, sw);
+    stmt_done(s, ex);
     if (rc == SL_OK)
         rc = exec(s, "COMMIT", err);
     if (rc)
@@ -351,7 +404,7 @@ int store_claim_next(store_t *s, const char *machine_id, int device, char id_out
         *spec_out = NULL;
         out = -1;
     }
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return out;
 }
 
@@ -376,7 +429,7 @@ static int set_status(store_t *s, const char *id, const char *from, const char *
         rc = db_error(err, s, "updating the experiment");
     else if (sqlite3_changes(s->db) == 0)
         rc = SL_E_CONFLICT;
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return rc;
 }
 
@@ -393,7 +446,7 @@ static int experiment_status(store_t *s, const char *id, char out[16], sl_error_
         ret = sl_error_set(err, SL_E_NOTFOUND, "", "no experiment %s", id);
     else
         ret = db_error(err, s, "reading the experiment");
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return ret;
 }
 
@@ -408,7 +461,7 @@ int store_start_experiment(store_t *s, const char *id, sl_error_t *err) {
     int rc = sqlite3_step(st) == SQLITE_DONE ? SL_OK : db_error(err, s, "starting the experiment");
     if (rc == SL_OK && sqlite3_changes(s->db) == 0)
         rc = sl_error_set(err, SL_E_CONFLICT, "", "experiment %s is not queued", id);
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return rc;
 }
 
@@ -451,7 +504,7 @@ int store_recover_interrupted(store_t *s, sl_error_t *err) {
     int n = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(s->db) : -1;
     if (n < 0)
         db_error(err, s, "recovering interrupted experiments");
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return n;
 }
 
@@ -533,9 +586,9 @@ int store_finish_experiment(store_t *s, const char *id, const result_t *r, sl_er
                 rc = db_error(err, s, "saving an op event");
         }
     }
-    sqlite3_finalize(res);
-    sqlite3_finalize(rep);
-    sqlite3_finalize(ev);
+    stmt_done(s, res);
+    stmt_done(s, rep);
+    stmt_done(s, ev);
     if (rc == SL_OK) {
         rc = set_status(s, id, "running", "done", NULL, err);
         if (rc == SL_E_CONFLICT)
@@ -571,15 +624,12 @@ static json_t *col_real_or_null(sqlite3_stmt *st, int i) {
 static json_t *reps_json(store_t *s, const char *id) {
     sqlite3_stmt *st = NULL;
     json_t *arr = json_array();
-    if (!arr || sqlite3_prepare_v2(s->db, "SELECT total_ms FROM result_reps WHERE experiment_id=? ORDER BY rep", -1,
-                                   &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
+    if (!arr || prepare(s, "SELECT total_ms FROM result_reps WHERE experiment_id=? ORDER BY rep", &st, NULL) != SQLITE_OK)
         return arr;
-    }
     bind_text(st, 1, id);
     while (sqlite3_step(st) == SQLITE_ROW)
         json_array_append_new(arr, json_real(sqlite3_column_double(st, 0)));
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return arr;
 }
 
@@ -643,51 +693,95 @@ json_t *store_experiment_json(store_t *s, const char *id, sl_error_t *err) {
         sl_error_set(err, SL_E_NOTFOUND, "", "no experiment %s", id);
     else
         db_error(err, s, "reading the experiment");
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return out;
 }
 
 static long long seq_of(store_t *s, const char *id) {
     sqlite3_stmt *st = NULL;
     long long seq = -1;
-    if (sqlite3_prepare_v2(s->db, "SELECT seq FROM experiments WHERE id=?", -1, &st, NULL) == SQLITE_OK) {
+    if (prepare(s, "SELECT seq FROM experiments WHERE id=?", &st, NULL) == SQLITE_OK) {
         bind_text(st, 1, id);
         if (sqlite3_step(st) == SQLITE_ROW)
             seq = sqlite3_column_int64(st, 0);
     }
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return seq;
 }
 
-json_t *store_list_experiments(store_t *s, const store_filter_t *f, sl_error_t *err) {
-    char sql[1024];
+/* The list query over `columns` with every filter bound (NULL parameters match
+ * everything), newest first, limit + 1 rows so that the caller knows of a next page. */
+static int list_prepare(store_t *s, const store_filter_t *f, const char *columns, sqlite3_stmt **st, int *limit,
+                        sl_error_t *err) {
+    char sql[2048];
     long long before = -1;
+    *st = NULL;
     if (f->before && *f->before) {
         before = seq_of(s, f->before);
-        if (before < 0) {
-            sl_error_set(err, SL_E_INVALID, "before", "the cursor %s names no experiment", f->before);
-            return NULL;
-        }
+        if (before < 0)
+            return sl_error_set(err, SL_E_INVALID, "before", "the cursor %s names no experiment", f->before);
     }
-    /* Every filter is a bound parameter; NULL parameters match everything. */
     snprintf(sql, sizeof sql,
-             "SELECT " EXPERIMENT_COLUMNS EXPERIMENT_FROM
+             "SELECT %s" EXPERIMENT_FROM
              " WHERE (?1 IS NULL OR e.status=?1) AND (?2 IS NULL OR e.variant=?2) AND (?3 IS NULL OR e.machine_id=?3)"
              " AND (?4 IS NULL OR e.sweep_id=?4) AND (?5 IS NULL OR e.label=?5) AND (?6 IS NULL OR e.size=?6)"
-             " AND (?7 IS NULL OR e.streams=?7) AND (?8 IS NULL OR e.seq < ?8) ORDER BY e.seq DESC LIMIT ?9");
+             " AND (?7 IS NULL OR e.streams=?7) AND (?8 IS NULL OR e.seq < ?8) ORDER BY e.seq DESC LIMIT ?9",
+             columns);
+    if (prepare(s, sql, st, err))
+        return SL_E_DB;
+    bind_text(*st, 1, f->status);
+    bind_text(*st, 2, f->variant);
+    bind_text(*st, 3, f->machine);
+    bind_text(*st, 4, f->sweep);
+    bind_text(*st, 5, f->label);
+    if (f->size > 0) sqlite3_bind_int64(*st, 6, f->size);
+    if (f->streams > 0) sqlite3_bind_int64(*st, 7, f->streams);
+    if (before >= 0) sqlite3_bind_int64(*st, 8, before);
+    *limit = f->limit > 0 ? f->limit : 50;
+    sqlite3_bind_int(*st, 9, *limit + 1);
+    return SL_OK;
+}
+
+int store_list_ids(store_t *s, const store_filter_t *f, store_list_entry_t **ids, size_t *n, store_id_t next,
+                   sl_error_t *err) {
     sqlite3_stmt *st = NULL;
-    if (prepare(s, sql, &st, err))
+    int limit;
+    *ids = NULL;
+    *n = 0;
+    next[0] = 0;
+    if (list_prepare(s, f, "e.id, e.status", &st, &limit, err))
+        return err ? (int)err->code : SL_E_DB;
+    store_list_entry_t *out = calloc((size_t)limit + 1, sizeof *out);
+    if (!out) {
+        stmt_done(s, st);
+        return sl_error_set(err, SL_E_NOMEM, "", "out of memory listing experiments");
+    }
+    int rc;
+    size_t k = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (k == (size_t)limit) {
+            snprintf(next, sizeof(store_id_t), "%s", out[k - 1].id);
+            rc = SQLITE_DONE;
+            break;
+        }
+        snprintf(out[k].id, sizeof out[k].id, "%s", (const char *)sqlite3_column_text(st, 0));
+        snprintf(out[k++].status, sizeof out[k].status, "%s", (const char *)sqlite3_column_text(st, 1));
+    }
+    stmt_done(s, st);
+    if (rc != SQLITE_DONE) {
+        free(out);
+        return db_error(err, s, "listing experiments");
+    }
+    *ids = out;
+    *n = k;
+    return SL_OK;
+}
+
+json_t *store_list_experiments(store_t *s, const store_filter_t *f, sl_error_t *err) {
+    sqlite3_stmt *st = NULL;
+    int limit;
+    if (list_prepare(s, f, EXPERIMENT_COLUMNS, &st, &limit, err))
         return NULL;
-    bind_text(st, 1, f->status);
-    bind_text(st, 2, f->variant);
-    bind_text(st, 3, f->machine);
-    bind_text(st, 4, f->sweep);
-    bind_text(st, 5, f->label);
-    if (f->size > 0) sqlite3_bind_int64(st, 6, f->size);
-    if (f->streams > 0) sqlite3_bind_int64(st, 7, f->streams);
-    if (before >= 0) sqlite3_bind_int64(st, 8, before);
-    int limit = f->limit > 0 ? f->limit : 50;
-    sqlite3_bind_int(st, 9, limit + 1); /* one more tells whether there is a next page */
     json_t *items = json_array();
     json_t *next = json_null();
     int rc, n = 0;
@@ -705,10 +799,10 @@ json_t *store_list_experiments(store_t *s, const store_filter_t *f, sl_error_t *
         db_error(err, s, "listing experiments");
         json_decref(items);
         json_decref(next);
-        sqlite3_finalize(st);
+        stmt_done(s, st);
         return NULL;
     }
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return json_pack("{s:o, s:o}", "items", items ? items : json_array(), "next", next);
 }
 
@@ -723,7 +817,7 @@ json_t *store_timeline_json(store_t *s, const char *id, int rep, sl_error_t *err
     int rc = sqlite3_step(st);
     int reps = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
     int median = rc == SQLITE_ROW ? sqlite3_column_int(st, 1) : -1;
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
         db_error(err, s, "reading the result");
         return NULL;
@@ -754,7 +848,7 @@ json_t *store_timeline_json(store_t *s, const char *id, int rep, sl_error_t *err
         if (o)
             json_array_append_new(ops, o);
     }
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     if (!ops || rc != SQLITE_DONE) {
         json_decref(ops);
         db_error(err, s, "reading the timeline");
@@ -775,13 +869,13 @@ json_t *store_sweep_json(store_t *s, const char *sweep_id, sl_error_t *err) {
             sl_error_set(err, SL_E_NOTFOUND, "", "no sweep %s", sweep_id);
         else
             db_error(err, s, "reading the sweep");
-        sqlite3_finalize(st);
+        stmt_done(s, st);
         return NULL;
     }
     const char *req_text = (const char *)sqlite3_column_text(st, 1);
     json_t *req = req_text ? json_loads(req_text, 0, NULL) : NULL;
     json_t *out = json_pack("{s:s, s:s}", "id", sweep_id, "created_at", (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     if (!out) {
         json_decref(req);
         return NULL;
@@ -807,7 +901,7 @@ json_t *store_sweep_json(store_t *s, const char *sweep_id, sl_error_t *err) {
             json_object_set_new(counts, status, json_integer(json_integer_value(json_object_get(counts, status)) + 1));
         json_array_append_new(exps, e);
     }
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     if (rc != SQLITE_DONE) {
         db_error(err, s, "reading the sweep's experiments");
         json_decref(out);
@@ -836,6 +930,6 @@ int store_count_by_status(store_t *s, store_counts_t *out, sl_error_t *err) {
         else if (!strcmp(status, "failed")) out->failed = n;
         else if (!strcmp(status, "cancelled")) out->cancelled = n;
     }
-    sqlite3_finalize(st);
+    stmt_done(s, st);
     return rc == SQLITE_DONE ? SL_OK : db_error(err, s, "counting experiments");
 }

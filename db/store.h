@@ -44,6 +44,12 @@ int store_insert_experiment(store_t *s, const store_new_experiment_t *e, sl_erro
 int store_insert_sweep(store_t *s, const char *sweep_id, json_t *request,
                        const store_new_experiment_t *exps, size_t n, sl_error_t *err);
 
+/* Experiments (and their sweep, when sweep_id is not NULL) in one transaction that
+ * first checks the queue: more than queue_max queued (0: no limit) is SL_E_BUSY and
+ * nothing is written. */
+int store_enqueue(store_t *s, const char *sweep_id, json_t *request, const store_new_experiment_t *exps, size_t n,
+                  long long queue_max, sl_error_t *err);
+
 /* Atomically move the oldest queued experiment of this machine whose first device is
  * `device` to running. Returns 1 with id and spec (caller json_decref) filled, 0 when
  * nothing is queued, or -1 on error. */
@@ -70,6 +76,15 @@ typedef struct store_filter {
     const char *before;       /* cursor: an experiment id */
     int limit;                /* 1..500 */
 } store_filter_t;
+typedef char store_id_t[64];
+typedef struct store_list_entry {
+    store_id_t id;
+    char status[16];
+} store_list_entry_t;
+/* The ids and statuses of the list's page (malloc'd array, caller frees) and the next
+ * cursor ("" at the end): for callers that have the experiments' JSON cached. */
+int store_list_ids(store_t *s, const store_filter_t *f, store_list_entry_t **ids, size_t *n, store_id_t next,
+                   sl_error_t *err);
 /* {"items": [...], "next": id or null}, newest first. */
 json_t *store_list_experiments(store_t *s, const store_filter_t *f, sl_error_t *err);
 /* {"experiment": id, "rep": K, "median_rep": M, "reps": N, "ops": [...]}; rep < 0: median. */

@@ -5,8 +5,19 @@
 
 #include <sqlite3.h>
 
+#define STORE_STMT_CACHE 48
+
+/* A prepared statement kept for the connection's life, keyed by its SQL text: parsing
+ * the SQL was most of a cached read's time. */
+typedef struct store_stmt {
+    char *sql;
+    sqlite3_stmt *st;
+} store_stmt_t;
+
 struct store {
     sqlite3 *db;
+    store_stmt_t stmts[STORE_STMT_CACHE];
+    int nstmts;
 };
 
 #endif

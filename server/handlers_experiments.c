@@ -5,25 +5,53 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "http.h"
 #include "queue.h"
 #include "spec.h"
 
-/* Refuse new work when the queue is full (429 with Retry-After). */
-bool queue_has_room_for(request_t *req, store_t *store, long long adding) {
-    store_counts_t c;
-    sl_error_t err = {0};
-    if (store_count_by_status(store, &c, &err)) {
-        reply_error(req, &err);
-        return false;
+static const char JSON_TYPE[] = "application/json; charset=utf-8";
+
+static bool is_final(json_t *exp) {
+    const char *status = json_string_value(json_object_get(exp, "status"));
+    return status && (!strcmp(status, "done") || !strcmp(status, "failed") || !strcmp(status, "cancelled"));
+}
+
+/* An experiment's JSON text, from the cache when it holds the experiment in the status
+ * given (the key carries the status, so a change of status is a new key and nothing
+ * goes stale; status NULL: any final one), else from the store (then kept). */
+static char *experiment_text(store_t *store, const char *id, const char *status, size_t *len, sl_error_t *err) {
+    static const char *const final[] = {"done", "failed", "cancelled"};
+    char key[128];
+    for (int i = 0; i < (status ? 1 : 3); i++) {
+        snprintf(key, sizeof key, "e:%s:%s", id, status ? status : final[i]);
+        char *text = cache_get(key, len);
+        if (text)
+            return text;
     }
-    if (c.queued + adding > req->app->cfg.queue_max) {
-        req->retry_after_s = 5;
-        reply_errorf(req, SL_E_BUSY, NULL, "the queue holds %lld experiments; the limit is %d", c.queued,
-                     req->app->cfg.queue_max);
-        return false;
+    json_t *exp = store_experiment_json(store, id, err);
+    if (!exp)
+        return NULL;
+    char *text = json_dumps(exp, JSON_COMPACT);
+    const char *now = json_string_value(json_object_get(exp, "status"));
+    if (!text)
+        sl_error_set(err, SL_E_NOMEM, "", "out of memory");
+    else {
+        *len = strlen(text);
+        if (now && (status || is_final(exp))) { /* running ones only where the list names the status */
+            snprintf(key, sizeof key, "e:%s:%s", id, now);
+            cache_put(key, text, *len);
+        }
     }
-    return true;
+    json_decref(exp);
+    return text;
+}
+
+static void reply_text_json(request_t *req, char *text, size_t len) {
+    req->status = 200;
+    req->text = text;
+    req->text_len = len;
+    req->text_type = JSON_TYPE;
 }
 
 void handle_experiment_create(request_t *req) {
@@ -42,15 +70,15 @@ void handle_experiment_create(request_t *req) {
         reply_error(req, &err);
         goto done;
     }
-    if (!queue_has_room_for(req, store, 1))
-        goto done;
     full = spec_to_json(&spec);
     char id[40];
     app_new_id("e-", id);
     store_new_experiment_t e = {.id = id, .machine_id = req->app->machine.id, .spec = &spec, .spec_json = full};
-    if (!full || store_insert_experiment(store, &e, &err)) {
+    if (!full || store_enqueue(store, NULL, NULL, &e, 1, req->app->cfg.queue_max, &err)) {
         if (!full)
             sl_error_set(&err, SL_E_NOMEM, "", "out of memory");
+        if (err.code == SL_E_BUSY)
+            req->retry_after_s = 5;
         reply_error(req, &err);
         goto done;
     }
@@ -111,21 +139,68 @@ void handle_experiments_list(request_t *req) {
         return;
     }
     store_t *store = app_store(req->app, &err);
-    json_t *out = store ? store_list_experiments(store, &f, &err) : NULL;
-    if (!out)
+    store_list_entry_t *ids = NULL;
+    store_id_t next;
+    size_t n = 0;
+    if (!store || store_list_ids(store, &f, &ids, &n, next, &err)) {
         reply_error(req, &err);
+        return;
+    }
+    /* {"items":[...],"next":...} assembled from each experiment's (cached) text */
+    size_t cap = 4096, len = 0;
+    char *out = malloc(cap);
+    bool ok = out != NULL;
+    if (ok)
+        len = (size_t)snprintf(out, cap, "{\"items\":[");
+    for (size_t i = 0; ok && i < n; i++) {
+        size_t elen = 0;
+        char *text = experiment_text(store, ids[i].id, ids[i].status, &elen, &err);
+        if (!text) {
+            ok = false;
+            break;
+        }
+        if (len + elen + 128 > cap) {
+            while (len + elen + 128 > cap)
+                cap *= 2;
+            char *grown = realloc(out, cap);
+            if (!grown) {
+                free(text);
+                ok = false;
+                sl_error_set(&err, SL_E_NOMEM, "", "out of memory");
+                break;
+            }
+            out = grown;
+        }
+        if (i)
+            out[len++] = ',';
+        memcpy(out + len, text, elen);
+        len += elen;
+        free(text);
+    }
+    free(ids);
+    if (!ok) {
+        free(out);
+        if (!err.code)
+            sl_error_set(&err, SL_E_NOMEM, "", "out of memory");
+        reply_error(req, &err);
+        return;
+    }
+    if (next[0])
+        len += (size_t)snprintf(out + len, cap - len, "],\"next\":\"%s\"}", next);
     else
-        reply_json(req, 200, out);
+        len += (size_t)snprintf(out + len, cap - len, "],\"next\":null}");
+    reply_text_json(req, out, len);
 }
 
 void handle_experiment_get(request_t *req) {
     sl_error_t err = {0};
+    size_t len = 0;
     store_t *store = app_store(req->app, &err);
-    json_t *out = store ? store_experiment_json(store, req->params[0], &err) : NULL;
-    if (!out)
+    char *text = store ? experiment_text(store, req->params[0], NULL, &len, &err) : NULL;
+    if (!text)
         reply_error(req, &err);
     else
-        reply_json(req, 200, out);
+        reply_text_json(req, text, len);
 }
 
 void handle_experiment_cancel(request_t *req) {
@@ -155,9 +230,27 @@ static json_t *timeline_for(request_t *req) {
 }
 
 void handle_experiment_timeline(request_t *req) {
-    json_t *tl = timeline_for(req);
-    if (tl)
-        reply_json(req, 200, tl);
+    const char *rep_arg = request_arg(req, "rep");
+    char key[128];
+    snprintf(key, sizeof key, "t:%s:%.16s", req->params[0], rep_arg && *rep_arg ? rep_arg : "median");
+    size_t len = 0;
+    char *text = cache_get(key, &len);
+    if (text) {
+        reply_text_json(req, text, len);
+        return;
+    }
+    json_t *tl = timeline_for(req); /* only done experiments have one: it never changes */
+    if (!tl)
+        return;
+    text = json_dumps(tl, JSON_COMPACT);
+    json_decref(tl);
+    if (!text) {
+        reply_errorf(req, SL_E_NOMEM, NULL, "out of memory");
+        return;
+    }
+    len = strlen(text);
+    cache_put(key, text, len);
+    reply_text_json(req, text, len);
 }
 
 /* Chrome Trace Event format: a process per device, a thread per stream ("stream N";

@@ -121,9 +121,9 @@ void handle_sweep_create(request_t *req) {
         reply_error(req, &err);
         goto done;
     }
-    if (!queue_has_room_for(req, store, (long long)total))
-        goto done;
-    if (store_insert_sweep(store, sweep_id, body, exps, total, &err)) {
+    if (store_enqueue(store, sweep_id, body, exps, total, req->app->cfg.queue_max, &err)) {
+        if (err.code == SL_E_BUSY)
+            req->retry_after_s = 5;
         reply_error(req, &err);
         goto done;
     }

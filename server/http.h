@@ -47,9 +47,6 @@ int http_status_for(sl_code_t code);
 int http_start(app_t *app, char *errbuf, size_t errlen);
 void http_stop(app_t *app);
 
-/* Refuse (429, Retry-After) when adding this many would overflow the queue. */
-bool queue_has_room_for(request_t *req, store_t *store, long long adding);
-
 /* handlers (handlers_*.c) */
 void handle_health(request_t *req);
 void handle_machines_list(request_t *req);
