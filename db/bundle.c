@@ -901,8 +901,9 @@ static int check_reference(store_t *s, import_stmts_t *q, const char *table, con
 
 static int insert_result(store_t *s, import_stmts_t *q, const char *id, json_t *r, sl_error_t *err) {
     json_t *total = json_object_get(r, "total_ms");
-    char *extra = json_dumps(json_is_object(json_object_get(r, "extra")) ? json_object_get(r, "extra") : json_object(),
-                             JSON_COMPACT);
+    json_t *extra_obj = json_is_object(json_object_get(r, "extra")) ? json_incref(json_object_get(r, "extra")) : json_object();
+    char *extra = extra_obj ? json_dumps(extra_obj, JSON_COMPACT) : NULL;
+    json_decref(extra_obj); /* a result without "extra" made a temporary that leaked */
     if (!extra)
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory importing %s", id);
     static const char *const stats[] = {"median", "min", "max", "mean", "stddev"};

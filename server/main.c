@@ -41,7 +41,7 @@ static void usage(FILE *f) {
             "  --push URL           [STREAMLAB_PUSH_URL] send each finished experiment to a central streamlab\n"
             "                       (http://HOST:PORT; token from STREAMLAB_PUSH_TOKEN), kept until it is accepted\n"
             "  --push-wait S        run --push: how long to keep trying (default 30; then exit 3)\n"
-            "  --import-max BYTES   body limit of POST /api/import (default 256 MiB)\n"
+            "  --import-max BYTES   body limit of POST /api/import (default 64 MiB)\n"
             "  --body-max BYTES  --queue-max N  --sweep-max N  --conn-max N  --conn-per-ip N  --timeout S\n");
 }
 
@@ -125,7 +125,7 @@ static void configure(int argc, char **argv, int first, config_t *c, const char 
     c->conn_max = 1024;
     c->conn_per_ip = 256;
     c->conn_timeout_s = 30;
-    c->import_max_bytes = (size_t)256 << 20;
+    c->import_max_bytes = (size_t)64 << 20; /* jansson needs ~25x a body's size while it parses */
     c->push_wait_s = 30;
     const char *e;
     if ((e = getenv("STREAMLAB_LISTEN")) && parse_listen(e, c)) {

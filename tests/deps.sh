@@ -2,7 +2,10 @@
 # deps.sh — what `make run` and `make test` need on a fresh Debian machine. Installs what
 # is missing when run as root (apt-get), and otherwise says exactly what to install.
 set -u
-need="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev python3 python3-pytest python3-requests nodejs npm chromium"
+# what the build needs (the Dockerfile's build stage installs the same), then what the tests add
+build_need="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev nodejs npm"
+test_need="python3 python3-pytest python3-requests chromium clang libclang-rt-dev"
+need="$build_need $test_need"
 missing=""
 for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

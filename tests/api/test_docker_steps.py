@@ -94,7 +94,7 @@ def test_build_steps_are_the_makefiles_targets():
     check({"build/streamlab", "web-vendor"} <= set(targets), "build/streamlab and web-vendor (what `make all` builds)",
           targets, "Dockerfile build targets")
     deps = open(os.path.join(REPO, "tests", "deps.sh")).read()
-    need = re.search(r'need="([^"]*)"', deps).group(1).split()
+    need = re.search(r'build_need="([^"]*)"', deps).group(1).split()
     build_needs = [p for p in need if p.endswith("-dev") or p in ("gcc", "make", "pkg-config", "nodejs", "npm")]
     missing = [p for p in build_needs if p not in apt_packages(build)]
     check(not missing, "every build package of tests/deps.sh", missing, "build stage apt-get install")

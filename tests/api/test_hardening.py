@@ -13,7 +13,6 @@ db_row_counts, make_web) are shared by test_hardening_*.py.
 import base64
 import json
 import os
-import signal
 import socket
 import sqlite3
 import subprocess
@@ -22,7 +21,7 @@ import time
 import pytest
 import requests
 
-from conftest import (BIN, START_DEADLINE_S, STOP_DEADLINE_S, HTTP_TIMEOUT_S, Server, check, small)
+from conftest import (BIN, START_DEADLINE_S, HTTP_TIMEOUT_S, Server, check, small)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CASES_PATH = os.path.join(HERE, "..", "data", "bad_requests", "cases.json")
