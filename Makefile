@@ -44,7 +44,7 @@ BIN := $(BUILD)/streamlab
 # keep every intermediate object (make would delete support.o after each test link)
 .SECONDARY:
 
-.PHONY: all run test test-unit test-api test-web test-san test-gpu deps web-vendor clean bench-gpu bench-model bench-http fuzz
+.PHONY: all run test test-unit test-api test-web test-san test-gpu test-crash deps web-vendor clean bench-gpu bench-model bench-http fuzz
 all: $(BIN) web-vendor
 
 $(BIN): $(SERVER_OBJ) $(CORE_OBJ)
@@ -108,8 +108,14 @@ test-san:
 test: deps all
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-api
+	@$(MAKE) --no-print-directory test-crash
 	@$(MAKE) --no-print-directory test-san
 	@$(MAKE) --no-print-directory test-web
+	@$(MAKE) --no-print-directory fuzz-ci
+
+# kill -9 at random moments while runs write their events, then restart: nothing lost
+test-crash: $(BIN)
+	@STREAMLAB_BIN=$(abspath $(BIN)) sh tests/crash/run.sh
 
 test-gpu: $(BIN)
 	@STREAMLAB_BIN=$(abspath $(BIN)) sh tests/gpu/run.sh
@@ -117,8 +123,12 @@ test-gpu: $(BIN)
 clean:
 	rm -rf $(BUILD)
 
-# the GPU suite's and the GPU benchmark's rules
--include tests/gpu/gpu.mk bench/bench.mk
+# the GPU suite's and the GPU benchmark's rules; the fuzzers (make fuzz, make fuzz-ci)
+-include tests/gpu/gpu.mk bench/bench.mk tests/fuzz/fuzz.mk
+
+# JSON reads under wrk while a sweep runs, beside nginx serving the same bytes (a benchmark)
+bench-http: $(BIN)
+	@sh bench/bench_http.sh $(BIN)
 
 # the model's accuracy on this machine (a benchmark, not a test)
 bench-model: $(BIN)
