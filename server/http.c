@@ -208,6 +208,8 @@ static bool route_match(const char *pattern, const char *path, char *buf, size_t
 }
 
 static bool is_api(const char *path) {
+    while (path[0] == '/' && path[1] == '/') /* the router reads //api/x as /api/x */
+        path++;
     return strncmp(path, "/api/", 5) == 0 || strcmp(path, "/api") == 0 || strcmp(path, "/metrics") == 0;
 }
 

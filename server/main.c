@@ -5,7 +5,10 @@
  *   devices           what this machine is (GPUs, calibration) as JSON
  *   migrate           create or upgrade the store and exit
  * Start-up and shutdown read top to bottom in serve(). */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -63,8 +66,27 @@ static int parse_listen(const char *s, config_t *c) {
     return 0;
 }
 
+/* Every address the host name resolves to is a loopback one (a name that merely starts
+ * with "127." could resolve anywhere). */
 static bool is_loopback(const char *host) {
-    return strncmp(host, "127.", 4) == 0 || strcmp(host, "localhost") == 0 || strcmp(host, "::1") == 0;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *ai = NULL;
+    if (!host[0] || getaddrinfo(host, NULL, &hints, &ai) != 0 || !ai)
+        return false;
+    bool all = true;
+    for (struct addrinfo *a = ai; a; a = a->ai_next) {
+        if (a->ai_family == AF_INET) {
+            const struct sockaddr_in *in = (const struct sockaddr_in *)a->ai_addr;
+            all &= (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+        } else if (a->ai_family == AF_INET6) {
+            const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)a->ai_addr;
+            all &= IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+        } else {
+            all = false;
+        }
+    }
+    freeaddrinfo(ai);
+    return all;
 }
 
 static int read_token_file(const char *path, config_t *c) {
