@@ -215,4 +215,9 @@ try:
     print(f"bench-http: wrk output, logs and bench_http.json in {RUN}")
 finally:
     stop_all()
+    for suffix in ("", "-wal", "-shm"):  # the store of the loaded sweeps: over a GB, read nothing from it
+        try:
+            os.remove(os.path.join(RUN, "bench.db" + suffix))
+        except OSError:
+            pass
 PY
