@@ -122,28 +122,43 @@ int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, js
                 trial_ms[ntrial++] = top_ms[i];
             }
         }
+        /* rounds of the trials interleaved, so that a noisy spell of the machine does not
+         * favour whichever candidate ran in it; each candidate's time is the median of its
+         * rounds' medians */
+        enum { ROUNDS = 3 };
+        double measured[3 + TUNED_TOP][ROUNDS];
+        int got[3 + TUNED_TOP] = {0};
+        for (int round = 0; round < ROUNDS; round++) {
+            for (int i = 0; i < ntrial; i++) {
+                spec_t t = trial[i];
+                t.reps = 5;
+                t.warmup = 1;
+                t.predict = false;
+                result_t r;
+                memset(&r, 0, sizeof r);
+                sl_error_t e;
+                if (backend_run(&t, m, &r, &e) != SL_OK)
+                    continue;
+                measured[i][got[i]++] = r.total_ms.median;
+                result_free(&r);
+            }
+        }
         double best_measured = -1;
         for (int i = 0; i < ntrial; i++) {
-            spec_t t = trial[i];
-            t.variant = top[i].variant;
-            t.reps = 3;
-            t.warmup = 1;
-            t.predict = false;
-            result_t r;
-            memset(&r, 0, sizeof r);
-            sl_error_t e;
-            if (backend_run(&t, m, &r, &e) != SL_OK)
+            if (got[i] == 0)
                 continue;
-            json_array_append_new(trials, json_pack("{s:s, s:i, s:i, s:i, s:f, s:f}", "variant",
-                                                    variant_names[t.variant], "streams", t.streams, "chunks", t.chunks,
-                                                    "chunk_ramp", t.chunk_ramp, "predicted_ms", trial_ms[i],
-                                                    "measured_ms", r.total_ms.median));
-            if (best_measured < 0 || r.total_ms.median < best_measured) {
-                best_measured = r.total_ms.median;
+            stats_t st;
+            stats_compute(measured[i], (size_t)got[i], &st);
+            json_array_append_new(trials, json_pack("{s:s, s:i, s:i, s:i, s:f, s:f, s:i}", "variant",
+                                                    variant_names[trial[i].variant], "streams", trial[i].streams,
+                                                    "chunks", trial[i].chunks, "chunk_ramp", trial[i].chunk_ramp,
+                                                    "predicted_ms", trial_ms[i], "measured_ms", st.median, "rounds",
+                                                    got[i]));
+            if (best_measured < 0 || st.median < best_measured) {
+                best_measured = st.median;
                 *chosen = trial[i];
                 best_ms = trial_ms[i];
             }
-            result_free(&r);
         }
     }
     best = *chosen;
