@@ -46,15 +46,6 @@ static int prepare(store_t *s, const char *sql, sqlite3_stmt **st, sl_error_t *e
     return SL_OK;
 }
 
-static void now_iso(char out[32]) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    char base[24];
-    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, 32, "%.19s.%03dZ", base, (int)(ts.tv_nsec / 1000000) % 1000);
-}
 
 /* Bind helpers: each returns the SQLite code; callers fold them with `|`-free checks. */
 static int bind_text(sqlite3_stmt *st, int i, const char *v) {
@@ -1039,7 +1030,7 @@ int store_import_bundle(store_t *s, json_t *bundle, const char *this_machine_id,
     json_t *by_id = json_object();
     bool in_txn = false;
     char now[32];
-    now_iso(now);
+    store_now_iso(now);
     int rc = by_id ? check_bundle(bundle, by_id, check_spec, err)
                    : sl_error_set(err, SL_E_NOMEM, "", "out of memory checking the bundle");
     if (rc)

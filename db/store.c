@@ -17,7 +17,7 @@ static int db_error(sl_error_t *err, store_t *s, const char *what) {
     return sl_error_set(err, SL_E_DB, "", "%s: %s", what, s && s->db ? sqlite3_errmsg(s->db) : "no database");
 }
 
-static void now_iso(char out[32]) {
+void store_now_iso(char out[32]) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
@@ -203,7 +203,7 @@ int store_upsert_machine(store_t *s, const machine_info_t *m, sl_error_t *err) {
     if (!info_text)
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory describing the machine");
     char now[32];
-    now_iso(now);
+    store_now_iso(now);
     sqlite3_stmt *st = NULL;
     int rc = prepare(s,
                      "INSERT INTO machines (id, hostname, label, backend, cpu, kernel, cuda_runtime, cuda_driver,"
@@ -315,7 +315,7 @@ static int insert_experiment(store_t *s, sqlite3_stmt *st, const store_new_exper
 int store_insert_experiment(store_t *s, const store_new_experiment_t *e, sl_error_t *err) {
     sqlite3_stmt *st = NULL;
     char now[32];
-    now_iso(now);
+    store_now_iso(now);
     int rc = prepare(s, INSERT_EXPERIMENT_SQL, &st, err);
     if (rc == SL_OK)
         rc = insert_experiment(s, st, e, now, err);
@@ -331,7 +331,7 @@ int store_insert_sweep(store_t *s, const char *sweep_id, json_t *request, const 
 int store_enqueue(store_t *s, const char *sweep_id, json_t *request, const store_new_experiment_t *exps, size_t n,
                   long long queue_max, sl_error_t *err) {
     char now[32];
-    now_iso(now);
+    store_now_iso(now);
     char *req_text = sweep_id ? json_dumps(request, JSON_COMPACT) : NULL;
     if (sweep_id && !req_text)
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory storing the sweep");
@@ -378,7 +378,7 @@ int store_enqueue(store_t *s, const char *sweep_id, json_t *request, const store
 int store_claim_next(store_t *s, const char *machine_id, int device, char id_out[64], json_t **spec_out,
                      sl_error_t *err) {
     char now[32];
-    now_iso(now);
+    store_now_iso(now);
     sqlite3_stmt *st = NULL;
     *spec_out = NULL;
     if (prepare(s,
@@ -411,7 +411,7 @@ int store_claim_next(store_t *s, const char *machine_id, int device, char id_out
 static int set_status(store_t *s, const char *id, const char *from, const char *to, const char *error_text,
                       sl_error_t *err) {
     char now[32];
-    now_iso(now);
+    store_now_iso(now);
     sqlite3_stmt *st = NULL;
     const char *sql = strcmp(to, "queued") == 0
                           ? "UPDATE experiments SET status=?1, started_at=NULL, error=?3 WHERE id=?4 AND status=?5"
@@ -452,7 +452,7 @@ static int experiment_status(store_t *s, const char *id, char out[16], sl_error_
 
 int store_start_experiment(store_t *s, const char *id, sl_error_t *err) {
     char now[32];
-    now_iso(now);
+    store_now_iso(now);
     sqlite3_stmt *st = NULL;
     if (prepare(s, "UPDATE experiments SET status='running', started_at=? WHERE id=? AND status='queued'", &st, err))
         return SL_E_DB;
@@ -493,7 +493,7 @@ int store_cancel_experiment(store_t *s, const char *id, sl_error_t *err) {
 
 int store_recover_interrupted(store_t *s, sl_error_t *err) {
     char now[32];
-    now_iso(now);
+    store_now_iso(now);
     sqlite3_stmt *st = NULL;
     if (prepare(s,
                 "UPDATE experiments SET status='failed', finished_at=?, error='interrupted: the server stopped"

@@ -14,6 +14,9 @@ typedef struct store_stmt {
     sqlite3_stmt *st;
 } store_stmt_t;
 
+/* now as ISO 8601 UTC with milliseconds: 2026-11-23T04:12:33.123Z */
+void store_now_iso(char out[32]);
+
 struct store {
     sqlite3 *db;
     store_stmt_t stmts[STORE_STMT_CACHE];

@@ -105,16 +105,22 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
     return SL_OK;
 }
 
+int sim_simulate_plan(const spec_t *spec, const plan_t *plan, const device_info_t *dev, timeline_t *tl,
+                      sl_error_t *err) {
+    model_input_t in;
+    int rc = sim_model_input(spec, plan, dev, &in, err);
+    if (rc)
+        return rc;
+    rc = model_simulate(&in, tl, err);
+    free(in.ops);
+    return rc;
+}
+
 int sim_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, result_t *out, sl_error_t *err) {
     device_info_t dev;
     sim_device_for(m, spec, 0, &dev);
-    model_input_t in;
-    int rc = sim_model_input(spec, plan, &dev, &in, err);
-    if (rc)
-        return rc;
     timeline_t tl;
-    rc = model_simulate(&in, &tl, err);
-    free(in.ops);
+    int rc = sim_simulate_plan(spec, plan, &dev, &tl, err);
     if (rc)
         return rc;
     int reps = spec->reps_auto ? 3 : spec->reps; /* deterministic: the median is known at once */

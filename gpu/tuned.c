@@ -16,14 +16,9 @@ static int predict_ms(const spec_t *spec, const device_info_t *dev, double *ms, 
     int rc = plan_build(spec, &plan, err);
     if (rc)
         return rc;
-    model_input_t in;
-    rc = sim_model_input(spec, &plan, dev, &in, err);
-    plan_free(&plan);
-    if (rc)
-        return rc;
     timeline_t tl;
-    rc = model_simulate(&in, &tl, err);
-    free(in.ops);
+    rc = sim_simulate_plan(spec, &plan, dev, &tl, err);
+    plan_free(&plan);
     if (rc)
         return rc;
     *ms = tl.total_us / 1000.0;

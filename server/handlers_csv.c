@@ -103,48 +103,12 @@ static void csv_row(csv_buf_t *b, json_t *e) {
     csv_put(b, "\r\n", 2);
 }
 
-static bool count_arg(request_t *req, const char *name, long long lo, long long hi, long long *out) {
-    const char *v = request_arg(req, name);
-    if (!v || !*v)
-        return true;
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    if (*end || x < lo || x > hi) {
-        reply_errorf(req, SL_E_INVALID, name, "%s must be an integer from %lld to %lld", name, lo, hi);
-        return false;
-    }
-    *out = x;
-    return true;
-}
-
-static const char *nonempty(const char *s) {
-    return s && *s ? s : NULL;
-}
-
 void handle_experiments_csv(request_t *req) {
-    static const char *const statuses[] = {"queued", "running", "done", "failed", "cancelled"};
     sl_error_t err = {0};
-    store_filter_t f = {0};
-    long long limit = CSV_LIMIT_MAX, size = 0, streams = 0;
-    if (!count_arg(req, "limit", 1, CSV_LIMIT_MAX, &limit) || !count_arg(req, "size", 1, 1ll << 40, &size) ||
-        !count_arg(req, "streams", 1, SPEC_MAX_STREAMS, &streams))
+    store_filter_t f;
+    long long limit;
+    if (!request_list_filter(req, CSV_LIMIT_MAX, CSV_LIMIT_MAX, &f, &limit))
         return;
-    f.size = size;
-    f.streams = streams;
-    f.status = nonempty(request_arg(req, "status"));
-    f.variant = nonempty(request_arg(req, "variant"));
-    f.machine = nonempty(request_arg(req, "machine"));
-    f.sweep = nonempty(request_arg(req, "sweep"));
-    f.label = request_arg(req, "label");
-    f.before = nonempty(request_arg(req, "before"));
-    if (f.status && sl_enum_parse(statuses, 5, f.status) < 0) {
-        reply_errorf(req, SL_E_INVALID, "status", "status must be one of queued, running, done, failed, cancelled");
-        return;
-    }
-    if (f.variant && sl_enum_parse(variant_names, VARIANT__COUNT, f.variant) < 0) {
-        reply_errorf(req, SL_E_INVALID, "variant", "unknown variant \"%.64s\"", f.variant);
-        return;
-    }
     store_t *store = app_store(req->app, &err);
     if (!store) {
         reply_error(req, &err);

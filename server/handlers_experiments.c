@@ -113,31 +113,41 @@ static const char *nonempty(const char *s) {
     return s && *s ? s : NULL;
 }
 
+bool request_list_filter(request_t *req, long long default_limit, long long max_limit, store_filter_t *f,
+                         long long *limit) {
+    long long size = 0, streams = 0;
+    memset(f, 0, sizeof *f);
+    *limit = default_limit;
+    if (!parse_count_arg(req, "limit", 1, max_limit, limit) || !parse_count_arg(req, "size", 1, 1ll << 40, &size) ||
+        !parse_count_arg(req, "streams", 1, SPEC_MAX_STREAMS, &streams))
+        return false;
+    f->limit = (int)(*limit < 500 ? *limit : 500);
+    f->size = size;
+    f->streams = streams;
+    f->status = nonempty(request_arg(req, "status"));
+    f->variant = nonempty(request_arg(req, "variant"));
+    f->machine = nonempty(request_arg(req, "machine"));
+    f->sweep = nonempty(request_arg(req, "sweep"));
+    f->label = request_arg(req, "label");
+    f->before = nonempty(request_arg(req, "before"));
+    static const char *const statuses[] = {"queued", "running", "done", "failed", "cancelled"};
+    if (f->status && sl_enum_parse(statuses, 5, f->status) < 0) {
+        reply_errorf(req, SL_E_INVALID, "status", "status must be one of queued, running, done, failed, cancelled");
+        return false;
+    }
+    if (f->variant && sl_enum_parse(variant_names, VARIANT__COUNT, f->variant) < 0) {
+        reply_errorf(req, SL_E_INVALID, "variant", "unknown variant \"%.64s\"", f->variant);
+        return false;
+    }
+    return true;
+}
+
 void handle_experiments_list(request_t *req) {
     sl_error_t err = {0};
-    store_filter_t f = {0};
-    long long limit = 50, size = 0, streams = 0;
-    if (!parse_count_arg(req, "limit", 1, 500, &limit) || !parse_count_arg(req, "size", 1, 1ll << 40, &size) ||
-        !parse_count_arg(req, "streams", 1, SPEC_MAX_STREAMS, &streams))
+    store_filter_t f;
+    long long limit;
+    if (!request_list_filter(req, 50, 500, &f, &limit))
         return;
-    f.limit = (int)limit;
-    f.size = size;
-    f.streams = streams;
-    f.status = nonempty(request_arg(req, "status"));
-    f.variant = nonempty(request_arg(req, "variant"));
-    f.machine = nonempty(request_arg(req, "machine"));
-    f.sweep = nonempty(request_arg(req, "sweep"));
-    f.label = request_arg(req, "label");
-    f.before = nonempty(request_arg(req, "before"));
-    static const char *const statuses[] = {"queued", "running", "done", "failed", "cancelled"};
-    if (f.status && sl_enum_parse(statuses, 5, f.status) < 0) {
-        reply_errorf(req, SL_E_INVALID, "status", "status must be one of queued, running, done, failed, cancelled");
-        return;
-    }
-    if (f.variant && sl_enum_parse(variant_names, VARIANT__COUNT, f.variant) < 0) {
-        reply_errorf(req, SL_E_INVALID, "variant", "unknown variant \"%.64s\"", f.variant);
-        return;
-    }
     store_t *store = app_store(req->app, &err);
     store_list_entry_t *ids = NULL;
     store_id_t next;

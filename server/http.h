@@ -47,6 +47,12 @@ int http_status_for(sl_code_t code);
 int http_start(app_t *app, char *errbuf, size_t errlen);
 void http_stop(app_t *app);
 
+/* The list filters of GET /api/experiments and its CSV from the query string (limit
+ * from 1 to max_limit, default default_limit; f->limit is one page, at most 500).
+ * false when one is bad: the 422 is replied. */
+bool request_list_filter(request_t *req, long long default_limit, long long max_limit, store_filter_t *f,
+                         long long *limit);
+
 /* handlers (handlers_*.c) */
 void handle_health(request_t *req);
 void handle_machines_list(request_t *req);
