@@ -14,6 +14,7 @@ __attribute__((weak)) store_t *app_store(app_t *app, sl_error_t *err) {
         return NULL;
     if (pthread_setspecific(app->store_key, s)) {
         store_close(s);
+        sl_error_set(err, SL_E_INTERNAL, "", "cannot keep the store for this thread");
         return NULL;
     }
     return s;

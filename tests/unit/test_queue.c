@@ -19,21 +19,7 @@
 #include "../../server/spec.h"
 #include "check.h"
 
-/* server/main.c is not linked into unit tests: each thread's own store, as main.c's. */
-store_t *app_store(app_t *app, sl_error_t *err) {
-    store_t *s = pthread_getspecific(app->store_key);
-    if (s)
-        return s;
-    if (store_open(app->cfg.db_path, &s, err))
-        return NULL;
-    if (pthread_setspecific(app->store_key, s)) {
-        store_close(s);
-        sl_error_set(err, SL_E_INTERNAL, "", "cannot keep the store for this thread");
-        return NULL;
-    }
-    return s;
-}
-
+/* app_store comes from tests/unit/support.c; ids here are numbered, for readable failures. */
 void app_new_id(const char *prefix, char out[40]) {
     static int n;
     snprintf(out, 40, "%stest%04d", prefix, __atomic_add_fetch(&n, 1, __ATOMIC_RELAXED));
