@@ -54,12 +54,8 @@ static json_t *reasons_json(unsigned long long reasons) {
     for (int bit = 0; a && bit < 64; bit++) {
         if (!(reasons & (1ull << bit)))
             continue;
-        const char *name = nvml_reason_name(bit);
         char other[24];
-        if (!name) {
-            snprintf(other, sizeof other, "bit%d", bit);
-            name = other;
-        }
+        const char *name = nvml_reason_name(bit, other);
         json_array_append_new(a, json_string(name));
     }
     return a;

@@ -158,10 +158,11 @@ static const char *const reason_names[] = {
     "display_clocks",      /* 0x100 */
 };
 
-const char *nvml_reason_name(int bit) {
-    if (bit < 0 || (size_t)bit >= sizeof reason_names / sizeof reason_names[0])
-        return NULL;
-    return reason_names[bit];
+const char *nvml_reason_name(int bit, char other[24]) {
+    if (bit >= 0 && (size_t)bit < sizeof reason_names / sizeof reason_names[0] && reason_names[bit])
+        return reason_names[bit];
+    snprintf(other, 24, "bit%d", bit);
+    return other;
 }
 
 void nvml_reasons_str(unsigned long long reasons, char *buf, size_t n) {
@@ -172,12 +173,8 @@ void nvml_reasons_str(unsigned long long reasons, char *buf, size_t n) {
     for (int bit = 0; bit < 64 && used < n; bit++) {
         if (!(reasons & (1ull << bit)))
             continue;
-        const char *name = nvml_reason_name(bit);
         char other[24];
-        if (!name) {
-            snprintf(other, sizeof other, "bit%d", bit);
-            name = other;
-        }
+        const char *name = nvml_reason_name(bit, other);
         int w = snprintf(buf + used, n - used, "%s%s", used ? "," : "", name);
         if (w < 0)
             break;

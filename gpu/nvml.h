@@ -39,8 +39,9 @@ int nvml_driver_version(char *buf, size_t n);
 int nvml_sample_read(const char *uuid, nvml_sample_t *out);
 /* Names of the set reason bits, comma-separated ("sw_power_cap,hw_slowdown"), "" if none. */
 void nvml_reasons_str(unsigned long long reasons, char *buf, size_t n);
-/* The same names one by one: reason bit index i (0..63) or NULL when unnamed. */
-const char *nvml_reason_name(int bit);
+/* The same names one by one: reason bit index i (0..63), or "bitN" written into other
+ * when the bit has no name. */
+const char *nvml_reason_name(int bit, char other[24]);
 
 #ifdef __cplusplus
 }
