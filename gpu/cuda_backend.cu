@@ -43,6 +43,7 @@ typedef struct dev_ctx {
     int kernel_streams;         /* streams that carry kernels */
     uint64_t occupancy_grid;    /* max_occupancy launch: SMs x blocks/SM / kernel streams */
     double start_offset_us;     /* when its rep_start was recorded, after device 0's */
+    double start_handed_us;     /* when the rep_start record returned (host µs since t0) */
 } dev_ctx_t;
 
 typedef struct run {
@@ -59,6 +60,7 @@ typedef struct run {
     cudaEvent_t *op_ev;         /* 2 per plan op: traced reps */
     double *host_start_us, *host_end_us; /* per plan op, PLAN_HOST only */
     double *ev_start_us, *ev_end_us;     /* per plan op: traced reps' event times */
+    double *submit_us;                   /* per plan op: host time (since t0) it was handed to CUDA */
     struct queue_slot *slots;            /* scratch for the engine-queue correction */
     bool cupti;
     uint64_t cupti_t0_ns;
@@ -97,6 +99,26 @@ static int sync_all(run_t *r, sl_error_t *err) {
     for (int d = 0; d < r->ndev; d++) {
         CUDA_CHECK(cudaSetDevice(r->dev[d].ordinal));
         CUDA_CHECK(cudaDeviceSynchronize());
+    }
+cleanup:
+    return rc;
+}
+
+/* The end of a rep: wait for the stop events, as the seeds do (cudaEventSynchronize on
+ * the stop event), where they follow every op: the streams are blocking, so the
+ * legacy stream's stop event waits for them, and the default stream (legacy or
+ * per-thread) is ordered with it. cudaDeviceSynchronize was measured to cost the next
+ * rep's first copy and first launch about 15 us each of host time on the lent H100
+ * (a 4-stream 2^22 async_v1 issued in 144 us after it, 97 us after the event wait),
+ * which shows in the total wherever the host's issue rate sets the time.
+ * Non-blocking streams are not ordered with the stop event: the whole device then. */
+static int sync_rep_end(run_t *r, sl_error_t *err) {
+    int rc = SL_OK;
+    if (!r->blocking_streams)
+        return sync_all(r, err);
+    for (int d = 0; d < r->ndev; d++) {
+        CUDA_CHECK(cudaSetDevice(r->dev[d].ordinal));
+        CUDA_CHECK(cudaEventSynchronize(r->dev[d].rep_stop));
     }
 cleanup:
     return rc;
@@ -194,10 +216,11 @@ static int timeline_from_cupti(run_t *r, cupti_record_t *recs, size_t n, timelin
  * reaches it, while the op itself may still wait for its engine (the copy engine of its
  * direction busy with another stream's copy, the SMs full with another stream's
  * kernel): on the lent H100 a 4-stream async_v1's later H2D start events fired hundreds
- * of microseconds before CUPTI saw their copies begin. So an op's start is taken as the later of
- * its start event and the end of the op before it on the same engine: copies of one
- * direction, and kernels after a kernel that filled every SM (a smaller kernel leaves
- * room to run beside it). End events are exact: recorded as the op completes. */
+ * of microseconds before CUPTI saw their copies begin. So an op's start is taken as the
+ * latest of its start event, the host's handing it over (run_rep) and the end of the op
+ * before it on the same engine: copies of one direction, and kernels after a kernel
+ * that filled every SM (a smaller kernel leaves room to run beside it). End events are
+ * exact: recorded as the op completes. */
 typedef struct queue_slot {
     int device, engine; /* engine: OP_H2D, OP_KERNEL, OP_D2H */
     double end_us;
@@ -248,6 +271,16 @@ static void correct_engine_queues(run_t *r, size_t last) {
     }
 }
 
+/* The host's now on the device's event timeline. The device is idle when a rep starts,
+ * so its rep_start event runs as soon as the GPU fetches it: the same fetch latency
+ * after its record call returned as an op has after its own call returns, which
+ * cancels. (From the host time before the record call instead, an op handed over at
+ * once after a 40 us first call of a rep lands 40 us late: 256 KB copies of 5 us shrank
+ * to nothing.) */
+static double handed_us(const dev_ctx_t *dc, double t0) {
+    return cuda_now_us() - t0 - dc->start_handed_us + dc->start_offset_us;
+}
+
 /* One repetition: poison the output, issue the plan, wait, read the times, verify.
  * traced: events around every device op, and the timeline from them into tl. With
  * CUPTI on, its records give the timeline: into tl, or into tl_cupti when traced too
@@ -274,6 +307,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
         }
         dc->start_offset_us = t - t0;
         CUDA_CHECK(cudaEventRecord(dc->rep_start, cudaStreamLegacy));
+        dc->start_handed_us = cuda_now_us() - t0;
     }
     /* The plan's closing PLAN_SYNC comes after the stop events, as in the seeds:
      * record stop, then wait. */
@@ -315,6 +349,11 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
             CUDA_CHECK(cudaStreamWaitEvent(st, r->chain[op->wait_event], 0));
         if (traced)
             CUDA_CHECK(cudaEventRecord(r->op_ev[2 * i], st));
+        /* a synchronous call (pageable memory, blocking ops) returns after its copy ran:
+         * only its start bounds the op; an asynchronous one hands the op over on return */
+        bool sync_call = !r->pinned || op->blocking;
+        if (traced && sync_call)
+            r->submit_us[i] = handed_us(dc, t0);
         if (op->kind == PLAN_H2D)
             CUDA_CHECK(cudaMemcpyAsync(dev_ptr, r->h_in + op->offset, bytes, cudaMemcpyHostToDevice, st));
         else if (op->kind == PLAN_D2H)
@@ -322,6 +361,8 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
         else
             CUDA_CHECK(cuda_kernel_launch(s->kernel, s->kernel_iters, s->launch, dc->occupancy_grid, s->block_size,
                                           dev_ptr, op->offset, op->count, st));
+        if (traced && !sync_call)
+            r->submit_us[i] = handed_us(dc, t0);
         if (traced)
             CUDA_CHECK(cudaEventRecord(r->op_ev[2 * i + 1], st));
         if (op->record_event >= 0)
@@ -336,7 +377,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
         CUDA_CHECK(cudaEventRecord(r->dev[d].rep_stop, cudaStreamLegacy));
     }
     r->issue_us = cuda_now_us() - t0;
-    rc = sync_all(r, err);
+    rc = sync_rep_end(r, err);
     if (rc)
         goto cleanup;
 
@@ -381,6 +422,13 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
                 goto cleanup;
             r->ev_start_us[i] = dc->start_offset_us + a;
             r->ev_end_us[i] = dc->start_offset_us + b;
+            /* An op cannot start before the host handed it over. Where the host issues
+             * slower than the GPU runs (many small ops, or a kernel launched after a
+             * copy), the start event fires as soon as it is recorded, microseconds
+             * before its op reaches the GPU: on the lent H100 that put 4-stream
+             * async_v1 kernels 35 us longer by events than by CUPTI. */
+            if (r->ev_start_us[i] < r->submit_us[i])
+                r->ev_start_us[i] = fmin(r->submit_us[i], r->ev_end_us[i]);
             total_us = fmax(total_us, r->ev_end_us[i]);
         }
         correct_engine_queues(r, last);
@@ -718,8 +766,9 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         r.op_ev = (cudaEvent_t *)calloc(2 * plan->count, sizeof *r.op_ev);
         r.ev_start_us = (double *)calloc(plan->count, sizeof(double));
         r.ev_end_us = (double *)calloc(plan->count, sizeof(double));
+        r.submit_us = (double *)calloc(plan->count, sizeof(double));
         r.slots = (queue_slot_t *)calloc(plan->count, sizeof *r.slots);
-        if (!r.op_ev || !r.ev_start_us || !r.ev_end_us || !r.slots)
+        if (!r.op_ev || !r.ev_start_us || !r.ev_end_us || !r.submit_us || !r.slots)
             SL_FAIL(SL_E_NOMEM, "out of memory for %zu events", 2 * plan->count);
         for (size_t i = 0; i < plan->count; i++) {
             if (!is_device_op(plan->ops[i].kind))
@@ -834,10 +883,10 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                                               "non-blocking stream's last op"));
         json_object_set_new(timing, "timelines",
                             json_string(events_mode ? "traced reps (interleaved with the clean ones): an event "
-                                                      "before and after every op; an op's start is the later of "
-                                                      "its start event and the end of the op before it on the "
-                                                      "same engine (copies per direction; kernels after one "
-                                                      "that filled every SM)"
+                                                      "before and after every op; an op's start is the latest of "
+                                                      "its start event, the host's handing it to CUDA and the "
+                                                      "end of the op before it on the same engine (copies per "
+                                                      "direction; kernels after one that filled every SM)"
                                                     : "CUPTI activity records of the clean reps"));
         if (have_host_ops)
             json_object_set_new(timing, "host", json_string("the host's share on the host clock, from the start "
@@ -950,6 +999,7 @@ cleanup:
     free(r.host_end_us);
     free(r.ev_start_us);
     free(r.ev_end_us);
+    free(r.submit_us);
     free(r.slots);
     free(r.creps);
     free(traced_ms);
