@@ -318,8 +318,8 @@ static int run_plan(backend_kind_t be, const spec_t *spec, const machine_info_t 
     return rc;
 }
 
-/* predict: run the 1-stream basis in the same chunks, predict this spec from its median
- * trace on the model, and record the prediction and its error beside the measurement. */
+/* predict: run the 1-stream basis in the same chunks, predict this spec from its
+ * op-by-op median trace on the model, and record the prediction and its error beside the measurement. */
 static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machine_info_t *m, result_t *out,
                               sl_error_t *err) {
     spec_t basis = *spec;
@@ -327,7 +327,15 @@ static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machi
     basis.streams = 1;
     basis.predict = false;
     basis.reps_auto = false;
-    basis.reps = spec->reps < 3 ? spec->reps : 3;
+    /* the trace is the op-by-op median of the basis reps: as many as the run's, 5 to 15 */
+    basis.reps = spec->reps_auto || spec->reps > 15 ? 15 : spec->reps < 5 ? 5 : spec->reps;
+    /* Events, not CUPTI, time the basis, though CUPTI's op durations are the truer ones
+     * (a 512 KB copy: 11.8 us by CUPTI, 18 by events on the lent H100): tried on the
+     * H100 (2026-11-23), CUPTI traces predicted 20-40% short at 2^22 where the model's
+     * gaps cannot carry the stream handoffs that events keep inside the ops (median
+     * error 7-9% against 2% from events traces of another H100), and the runs measured
+     * after it in that process were 11% slower at 2^25 x32 than bench-gpu's in the same
+     * call (one comparison on a noisy machine). */
     result_t b;
     memset(&b, 0, sizeof b);
     int rc = run_plan(be, &basis, m, &b, err);
@@ -339,7 +347,7 @@ static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machi
     predict_params_for(&dev, &params);
     params.block_size = spec->block_size;
     trace_t trace;
-    rc = trace_from_timeline(&b.timelines[b.median_rep], &trace, err);
+    rc = trace_from_timelines(b.timelines, (size_t)b.reps, (size_t)b.median_rep, &trace, err);
     if (rc == SL_OK) {
         trace_fill_blocks(&trace, &basis, &dev);
         timeline_t tl;
@@ -350,8 +358,13 @@ static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machi
             out->prediction_error = fabs(out->predicted_ms - out->total_ms.median) / out->total_ms.median;
             if (!out->extra)
                 out->extra = json_object();
-            json_t *p = json_pack("{s:f, s:f, s:o}", "basis_ms", b.total_ms.median, "predicted_ms", out->predicted_ms,
-                                  "derived", derived ? derived : json_null());
+            /* the trace it was predicted from, as POST /api/predict takes it: the
+             * prediction can be replayed, and the model tried on it offline */
+            json_t *tj = trace_to_json(&trace);
+            json_t *p = json_pack("{s:f, s:i, s:s, s:f, s:o, s:o}", "basis_ms", b.total_ms.median, "basis_reps", b.reps,
+                                  "basis_timing", timing_names[basis.timing],
+                                  "predicted_ms", out->predicted_ms, "derived", derived ? derived : json_null(),
+                                  "basis_trace", tj ? tj : json_null());
             if (out->extra && p)
                 json_object_set_new(out->extra, "prediction", p);
             timeline_free(&tl);

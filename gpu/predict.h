@@ -40,6 +40,11 @@ void trace_free(trace_t *t);
 void trace_fill_blocks(trace_t *t, const spec_t *spec, const device_info_t *dev);
 /* The trace of a measured timeline's ops (the same schema). */
 int trace_from_timeline(const timeline_t *tl, trace_t *out, sl_error_t *err);
+/* The trace in POST /api/predict's form ({"ops": [...]}), or NULL (out of memory). */
+json_t *trace_to_json(const trace_t *t);
+/* The op-by-op median of n reps' timelines of one pipeline (same ops in the same order);
+ * where they differ, the timeline tls[fallback] alone. */
+int trace_from_timelines(const timeline_t *tls, size_t n, size_t fallback, trace_t *out, sl_error_t *err);
 
 typedef struct predict_params {
     model_device_t dev;
