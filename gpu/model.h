@@ -33,6 +33,7 @@ typedef struct model_device {
     int copy_engines;        /* 1: shared by both directions; 2+: one per direction */
     double bidir_derate;     /* each direction's speed while both run, over its speed alone */
     int connections;         /* hardware queues (CUDA_DEVICE_MAX_CONNECTIONS) */
+    double copy_overlap_us;  /* a copy queued behind another on its engine saves this much */
     int sm_count;
     int max_threads_per_sm;
     int max_blocks_per_sm;

@@ -3,6 +3,7 @@
  * bidirectional derate 1 unless a test is about them, so every time below can be
  * checked with a pencil: H = H2D, K = kernel, D = D2H, times in µs. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "../../gpu/model.h"
@@ -17,6 +18,7 @@ static model_input_t input(model_op_t *ops, size_t n, int copy_engines, int conn
     in.dev.copy_engines = copy_engines;
     in.dev.connections = connections;
     in.dev.bidir_derate = 1.0;
+    in.dev.copy_overlap_us = 0; /* copies take their alone time even back to back */
     in.host = (model_host_t){0};
     return in;
 }
@@ -438,6 +440,47 @@ TEST(predictions_of_the_sim_match_the_sim_exactly) {
     }
 }
 
+/* The basis trace is the op-by-op median of its reps, each rep's times taken from its
+ * first op: one rep caught in a slow spell does not move it; reps of different shapes
+ * fall back to the named rep. */
+TEST(a_basis_trace_is_the_median_of_its_reps) {
+    /* three reps of H(10) K(5) D(10), starting at 100, 7 and 0 µs; rep 1's copies slow */
+    static const double h[3] = {10, 30, 11}, k[3] = {5, 5, 6}, d[3] = {10, 25, 9}, t0[3] = {100, 7, 0};
+    timeline_t tls[3];
+    memset(tls, 0, sizeof tls);
+    for (int r = 0; r < 3; r++) {
+        op_event_t e1 = {0, 0, 0, OP_H2D, t0[r], t0[r] + h[r], 4096};
+        op_event_t e2 = {0, 0, 0, OP_KERNEL, t0[r] + h[r], t0[r] + h[r] + k[r], 0};
+        op_event_t e3 = {0, 0, 0, OP_D2H, t0[r] + h[r] + k[r], t0[r] + h[r] + k[r] + d[r], 4096};
+        CHECK_INT(0, timeline_push(&tls[r], &e1));
+        CHECK_INT(0, timeline_push(&tls[r], &e2));
+        CHECK_INT(0, timeline_push(&tls[r], &e3));
+    }
+    trace_t t;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, trace_from_timelines(tls, 3, 1, &t, &err));
+    CHECK_INT(3, (long long)t.count);
+    /* starts: medians of {0,0,0}, {10,30,11}, {15,35,17}; ends {10,30,11}, {15,35,17}, {25,60,26} */
+    CHECK_NEAR(0.0, t.ops[0].start_us, 1e-12);
+    CHECK_NEAR(11.0, t.ops[0].end_us, 1e-12);
+    CHECK_NEAR(11.0, t.ops[1].start_us, 1e-12);
+    CHECK_NEAR(17.0, t.ops[1].end_us, 1e-12);
+    CHECK_NEAR(17.0, t.ops[2].start_us, 1e-12);
+    CHECK_NEAR(26.0, t.ops[2].end_us, 1e-12);
+    CHECK_INT(4096, (long long)t.ops[2].bytes);
+    trace_free(&t);
+    /* a rep with another shape: the fallback rep as it is */
+    op_event_t extra = {0, 0, 1, OP_H2D, 200, 210, 4096};
+    CHECK_INT(0, timeline_push(&tls[2], &extra));
+    CHECK_INT(SL_OK, trace_from_timelines(tls, 3, 1, &t, &err));
+    CHECK_INT(3, (long long)t.count);
+    CHECK_NEAR(7.0, t.ops[0].start_us, 1e-12);
+    CHECK_NEAR(37.0, t.ops[0].end_us, 1e-12);
+    trace_free(&t);
+    for (int r = 0; r < 3; r++)
+        timeline_free(&tls[r]);
+}
+
 TEST(bad_traces_are_refused) {
     static const char *const bad[] = {
         "{}", "{\"ops\": []}", "{\"ops\": [{\"op\": \"h2d\", \"start_us\": 0, \"end_us\": 1}]}", /* no bytes */
@@ -480,6 +523,31 @@ TEST(bad_traces_are_refused) {
     json_decref(j);
 }
 
+/* A copy queued behind another on its engine saves copy_overlap_us (its setup ran
+ * during the other's transfer); one that finds the engine idle pays it in full.
+ * Two streams, H(10) each, 1 copy engine per direction, overlap 3:
+ *   H0 0-10; H1 waited behind it: 10-17 (10 - 3). With a host cost of 20 per copy,
+ *   H0 runs 20-30 and H1, issued at 40, finds the engine idle: 40-50. */
+TEST(queued_copies_overlap_their_setup) {
+    model_op_t ops[2] = {op(PLAN_H2D, 0, 0, 10), op(PLAN_H2D, 1, 1, 10)};
+    model_input_t in = input(ops, 2, 2, 32);
+    in.dev.copy_overlap_us = 3;
+    timeline_t tl;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, model_simulate(&in, &tl, &err));
+    CHECK_NEAR(0.0, tl.ops[0].start_us, 1e-9);
+    CHECK_NEAR(10.0, tl.ops[0].end_us, 1e-9);
+    CHECK_NEAR(10.0, tl.ops[1].start_us, 1e-9);
+    CHECK_NEAR(17.0, tl.ops[1].end_us, 1e-9);
+    timeline_free(&tl);
+    in.host.copy_submit_us = 20;
+    CHECK_INT(SL_OK, model_simulate(&in, &tl, &err));
+    CHECK_NEAR(20.0, tl.ops[0].start_us, 1e-9);
+    CHECK_NEAR(40.0, tl.ops[1].start_us, 1e-9);
+    CHECK_NEAR(50.0, tl.ops[1].end_us, 1e-9);
+    timeline_free(&tl);
+}
+
 static const check_test_t tests[] = {
     TEST_ENTRY(one_stream_is_strictly_serial),
     TEST_ENTRY(two_streams_overlap_copy_with_compute),
@@ -501,6 +569,8 @@ static const check_test_t tests[] = {
     TEST_ENTRY(sim_streams_beat_sequential_and_respect_the_floor),
     TEST_ENTRY(tuned_beats_the_fixed_variants_on_the_model),
     TEST_ENTRY(predictions_of_the_sim_match_the_sim_exactly),
+    TEST_ENTRY(a_basis_trace_is_the_median_of_its_reps),
+    TEST_ENTRY(queued_copies_overlap_their_setup),
     TEST_ENTRY(bad_traces_are_refused),
 };
 
