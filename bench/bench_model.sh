@@ -6,6 +6,9 @@
 # measured (median of REPS). Prints predicted, measured, error, the spread of the
 # measured reps, and the textbook closed-form estimate (fill + steady state + drain)
 # for comparison. Not a test: numbers to read (and to paste into a note).
+# KERNEL=compute COPY_RATIO=R: the held-out kernel-bound check instead of the blog
+# kernel: kernel_iters chosen from this machine's calibration so that the compute
+# kernel takes R times the H2D copy of the same data (R = 1 and 3 in issue 5).
 set -eu
 BIN=${1:-build/streamlab}
 REPS=${REPS:-7}
@@ -17,9 +20,9 @@ rm -f "$db" "$db-wal" "$db-shm"
 "$BIN" serve --listen 127.0.0.1:$port --db "$db" >"$OUT/model-server.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null' EXIT
-/usr/bin/env python3 - "$port" "$REPS" "$OUT" <<'PY'
+/usr/bin/env python3 - "$port" "$REPS" "$OUT" "${KERNEL:-blog}" "${COPY_RATIO:-1}" <<'PY'
 import json, sys, time, urllib.request, statistics
-port, reps, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+port, reps, out, kernel, ratio = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5])
 base = f"http://127.0.0.1:{port}"
 def call(method, path, body=None):
     req = urllib.request.Request(base + path, method=method, data=json.dumps(body).encode() if body is not None else None,
@@ -33,7 +36,14 @@ while True:
     except Exception:
         if time.time() > deadline: raise
         time.sleep(0.2)
-sweep = call("POST", "/api/sweeps", {"base": {"kernel": "blog", "block_size": 256, "reps": reps, "warmup": 2, "predict": True},
+spec_base = {"kernel": kernel, "block_size": 256, "reps": reps, "warmup": 2, "predict": True}
+label = kernel
+if kernel == "compute":
+    cal = call("GET", "/api/machines")["items"][0]["gpus"][0]["calibration"]
+    per_iter = cal["kernel_ns_per_elem"]["compute"]
+    spec_base["kernel_iters"] = max(1, round(ratio * (4.0 / cal["h2d_gbps"]) / per_iter))
+    label = f"compute x{spec_base['kernel_iters']} (kernel ~{ratio:g}x the H2D copy)"
+sweep = call("POST", "/api/sweeps", {"base": spec_base,
                                      "axes": {"size": ["2^22", "2^25"], "variant": ["async_v1", "async_v2"],
                                               "streams": [2, 4, 8, 16, 32, 64]}})
 deadline = time.time() + 1800
@@ -44,7 +54,10 @@ while True:
     time.sleep(1)
 machine = call("GET", "/api/machines")["items"][0]
 gpu = machine["gpus"][0]["name"] if machine["gpus"] else "?"
-print(f"bench-model on {gpu} ({health['backend']}), {time.strftime('%Y-%m-%d')}, median of {reps} reps")
+def cal_gbps(key):
+    c = machine["gpus"][0].get("calibration") if machine["gpus"] else None
+    return (c or {}).get(key) or 1.0
+print(f"bench-model on {gpu} ({health['backend']}), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {label} kernel, median of {reps} reps")
 print(f"{'size':>5} {'variant':>9} {'N':>3} {'predicted':>10} {'measured':>10} {'error':>7} {'spread':>7} {'closed-form':>11} {'cf err':>7}")
 errors, cf_errors, rows = [], [], []
 for e in s["experiments"]:
@@ -57,7 +70,9 @@ for e in s["experiments"]:
     # textbook pipeline: fill (first H2D + kernel) + steady state (N x the slowest stage) + drain (last kernel + D2H)
     d = r["extra"]["prediction"]["derived"]
     n = sp["streams"]; chunk_bytes = sp["size"] * 4 / n
-    h = 2.0 + chunk_bytes / (d["h2d_gbps"] * 1e3); dd = 2.0 + chunk_bytes / (d["d2h_gbps"] * 1e3)
+    # (the trace's rates, else the calibration's where a trace gave none)
+    h2d = d["h2d_gbps"] or cal_gbps("h2d_gbps"); d2h = d["d2h_gbps"] or cal_gbps("d2h_gbps")
+    h = 2.0 + chunk_bytes / (h2d * 1e3); dd = 2.0 + chunk_bytes / (d2h * 1e3)
     k = r["kernel_ms"] * 1e3 / n
     cf = (h + k + dd + (n - 1) * max(h, k, dd)) / 1e3
     cf_err = abs(cf - meas) / meas
@@ -69,5 +84,5 @@ for e in s["experiments"]:
 if errors:
     print(f"model:       median error {100*statistics.median(errors):.1f}%, max {100*max(errors):.1f}%")
     print(f"closed form: median error {100*statistics.median(cf_errors):.1f}%, max {100*max(cf_errors):.1f}%")
-json.dump(rows, open(f"{out}/model.json", "w"), indent=1)
+json.dump(rows, open(f"{out}/model-{kernel}.json", "w"), indent=1)
 PY
