@@ -27,12 +27,12 @@ static int predict_ms(const spec_t *spec, const device_info_t *dev, double *ms, 
 }
 
 #define TUNED_TOP 4
-#define FEW_CHUNKS 16
-#define MAX_TRIALS (6 + TUNED_TOP)
+#define MAX_TRIALS (9 + TUNED_TOP)
 
 int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, json_t **why, sl_error_t *err) {
-    spec_t top[TUNED_TOP], fam[3], few[3];
-    double top_ms[TUNED_TOP], fam_ms[3] = {-1, -1, -1}, few_ms[3] = {-1, -1, -1};
+    spec_t top[TUNED_TOP], fam[3], few[2][3];
+    double top_ms[TUNED_TOP], fam_ms[3] = {-1, -1, -1}, few_ms[2][3] = {{-1, -1, -1}, {-1, -1, -1}};
+    static const int few_chunks[2] = {8, 16};
     int ntop = 0;
     static const variant_t variants[] = {VARIANT_ASYNC_V1, VARIANT_ASYNC_V2, VARIANT_ENGINE_STREAMS};
     static const int stream_counts[] = {1, 2, 4, 8, 16, 32, 64};
@@ -75,10 +75,12 @@ int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, js
                     }
                     /* and of each order's plain pipelines of few chunks, where the model's
                      * per-chunk costs matter least */
-                    if (c.chunks <= FEW_CHUNKS && c.chunk_ramp == 0 && (few_ms[v] < 0 || ms < few_ms[v] - 1e-9)) {
-                        few_ms[v] = ms;
-                        few[v] = c;
-                    }
+                    for (int f = 0; f < 2; f++)
+                        if (c.chunks <= few_chunks[f] && c.chunk_ramp == 0 &&
+                            (few_ms[f][v] < 0 || ms < few_ms[f][v] - 1e-9)) {
+                            few_ms[f][v] = ms;
+                            few[f][v] = c;
+                        }
                     int pos = ntop < TUNED_TOP ? ntop : TUNED_TOP;
                     while (pos > 0 && top_ms[pos - 1] > ms + 1e-9)
                         pos--;
@@ -106,28 +108,29 @@ int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, js
     json_t *trials = json_array();
     if (m->backend == BACKEND_CUDA && spec->backend != BACKEND_SIM && ntop > 1) {
         /* what to measure: each issue order's best (the model may rank orders wrongly)
-         * and its best of few chunks (the model, from the calibration alone, prices the
-         * per-chunk handoffs low: on the lent H100 its 16-chunk 2^22 and 128-chunk 2^25
-         * picks measured 20-30% over their predictions while 8-chunk pipelines came in
-         * within 5%), then the overall best not yet in */
-        spec_t trial[MAX_TRIALS], cand[3 + 3 + TUNED_TOP];
-        double trial_ms[MAX_TRIALS], cand_ms[3 + 3 + TUNED_TOP];
+         * and its best of at most 8 and 16 chunks (the model, from the calibration alone,
+         * prices the per-chunk handoffs low: on the lent H100 its 16-chunk 2^22 and
+         * 128-chunk 2^25 picks measured 20-30% over their predictions, and the fastest
+         * measured were 4-8 chunks at 2^22, 16 at 2^25), then the overall best not yet in */
+        spec_t trial[MAX_TRIALS], cand[MAX_TRIALS];
+        double trial_ms[MAX_TRIALS], cand_ms[MAX_TRIALS];
         int ntrial = 0, ncand = 0;
         for (int v = 0; v < 3; v++) {
             if (fam_ms[v] >= 0) {
                 cand[ncand] = fam[v];
                 cand_ms[ncand++] = fam_ms[v];
             }
-            if (few_ms[v] >= 0) {
-                cand[ncand] = few[v];
-                cand_ms[ncand++] = few_ms[v];
-            }
+            for (int f = 0; f < 2; f++)
+                if (few_ms[f][v] >= 0) {
+                    cand[ncand] = few[f][v];
+                    cand_ms[ncand++] = few_ms[f][v];
+                }
         }
         for (int i = 0; i < ntop; i++) {
             cand[ncand] = top[i];
             cand_ms[ncand++] = top_ms[i];
         }
-        for (int i = 0; i < ncand && ntrial < MAX_TRIALS - 2; i++) {
+        for (int i = 0; i < ncand && ntrial < MAX_TRIALS - 3; i++) {
             bool dup = false;
             for (int j = 0; j < ntrial; j++)
                 dup |= trial[j].variant == cand[i].variant && trial[j].streams == cand[i].streams &&
