@@ -140,6 +140,8 @@ void stats_compute(const double *values, size_t n, stats_t *out) {
     out->max = sorted[n - 1];
     out->median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
     free(sorted);
+    /* the sum's rounding can put the mean of equal values an ulp outside them */
+    out->mean = fmin(fmax(out->mean, out->min), out->max);
 }
 
 bool stats_median_known(const double *values, size_t n, double rel) {

@@ -548,6 +548,18 @@ TEST(queued_copies_overlap_their_setup) {
     timeline_free(&tl);
 }
 
+/* The mean of equal reps is that value: summing ten of 0.4305904188201323 and dividing
+ * gave an ulp less, a mean below the minimum (the API test of a result's order caught it). */
+TEST(stats_mean_stays_between_min_and_max) {
+    double v[10];
+    for (int i = 0; i < 10; i++)
+        v[i] = 0.4305904188201323;
+    stats_t st;
+    stats_compute(v, 10, &st);
+    CHECK(st.min <= st.mean && st.mean <= st.max);
+    CHECK(st.min <= st.median && st.median <= st.max);
+}
+
 static const check_test_t tests[] = {
     TEST_ENTRY(one_stream_is_strictly_serial),
     TEST_ENTRY(two_streams_overlap_copy_with_compute),
@@ -571,6 +583,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(predictions_of_the_sim_match_the_sim_exactly),
     TEST_ENTRY(a_basis_trace_is_the_median_of_its_reps),
     TEST_ENTRY(queued_copies_overlap_their_setup),
+    TEST_ENTRY(stats_mean_stays_between_min_and_max),
     TEST_ENTRY(bad_traces_are_refused),
 };
 
