@@ -111,6 +111,8 @@ typedef struct spec {
     int chunk_ramp;         /* not in the API: the tuned variant's chunk sizes ramp up over the first
                              * chunk_ramp chunks (1/2^r .. 1/2 of the others) and down over the last
                              * as many, to shorten pipeline fill and drain; 0: even */
+    bool graph;             /* not in the API: the tuned variant's clean reps launch the plan as one
+                             * CUDA graph (captured once) instead of issuing its ops one by one */
     char label[SPEC_LABEL_MAX];
 } spec_t;
 

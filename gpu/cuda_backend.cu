@@ -70,6 +70,11 @@ typedef struct run {
     size_t device_ops;
     int verified_reps;
     size_t skip_op;             /* test hook: an op never issued (plan->count: none) */
+    /* spec->graph: the plan captured once into a CUDA graph that the clean reps launch */
+    cudaStream_t graph_origin;  /* blocking: the legacy stream's stop event waits for it */
+    cudaEvent_t graph_fork, *graph_join;
+    cudaGraphExec_t graph_exec;
+    const char *graph_note;     /* why the graph was not used, or NULL */
 } run_t;
 
 /* A rep run with CUPTI on: its records are told apart afterwards by time (each rep's
@@ -281,6 +286,114 @@ static double handed_us(const dev_ctx_t *dc, double t0) {
     return cuda_now_us() - t0 - dc->start_handed_us + dc->start_offset_us;
 }
 
+/* Issue plan op i (a copy or a kernel) into stream st, with its event waits and
+ * records; traced: an event before and after it and its handover time. Shared by the
+ * reps and the graph capture. */
+static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced, double t0, sl_error_t *err) {
+    const plan_op_t *op = &r->plan->ops[i];
+    const spec_t *s = r->spec;
+    dev_ctx_t *dc = &r->dev[op->device];
+    int rc = SL_OK;
+    float *dev_ptr = dc->d_buf + (op->offset - dc->lo);
+    size_t bytes = op->count * sizeof(float);
+    /* a synchronous call (pageable memory, blocking ops) returns after its copy ran:
+     * only its start bounds the op; an asynchronous one hands the op over on return */
+    bool sync_call = !r->pinned || op->blocking;
+    if (op->wait_event >= 0)
+        CUDA_CHECK(cudaStreamWaitEvent(st, r->chain[op->wait_event], 0));
+    if (traced)
+        CUDA_CHECK(cudaEventRecord(r->op_ev[2 * i], st));
+    if (traced && sync_call)
+        r->submit_us[i] = handed_us(dc, t0);
+    if (op->kind == PLAN_H2D)
+        CUDA_CHECK(cudaMemcpyAsync(dev_ptr, r->h_in + op->offset, bytes, cudaMemcpyHostToDevice, st));
+    else if (op->kind == PLAN_D2H)
+        CUDA_CHECK(cudaMemcpyAsync(r->h_out + op->offset, dev_ptr, bytes, cudaMemcpyDeviceToHost, st));
+    else
+        CUDA_CHECK(cuda_kernel_launch(s->kernel, s->kernel_iters, s->launch, dc->occupancy_grid, s->block_size,
+                                      dev_ptr, op->offset, op->count, st));
+    if (traced && !sync_call)
+        r->submit_us[i] = handed_us(dc, t0);
+    if (traced)
+        CUDA_CHECK(cudaEventRecord(r->op_ev[2 * i + 1], st));
+    if (op->record_event >= 0)
+        CUDA_CHECK(cudaEventRecord(r->chain[op->record_event], st));
+    if (!traced && !r->blocking_streams && op->stream >= 0 && dc->last_op[op->stream] == (int)i)
+        CUDA_CHECK(cudaEventRecord(dc->stream_end[op->stream], st));
+    if (op->blocking) /* cudaMemcpy's semantics on the chosen default stream */
+        CUDA_CHECK(cudaStreamSynchronize(st));
+cleanup:
+    return rc;
+}
+
+/* spec->graph: a plan of copies and kernels on one device's created blocking streams
+ * (no host work, queries, blocking or default-stream ops: a graph cannot hold them)
+ * is captured once; the clean reps then launch it with one call where the plan took
+ * hundreds. NULL where it can be captured, else why not. */
+static const char *graph_unfit(const run_t *r) {
+    const plan_t *p = r->plan;
+    if (r->ndev != 1) return "more than one device";
+    if (!r->pinned) return "pageable copies are synchronous";
+    if (!r->blocking_streams) return "non-blocking streams";
+    if (r->cupti) return "CUPTI timing";
+    if (r->skip_op < p->count) return "a test hook drops an op";
+    for (size_t i = 0; i < p->count; i++) {
+        const plan_op_t *op = &p->ops[i];
+        if (op->kind == PLAN_HOST || op->kind == PLAN_QUERY || (op->kind == PLAN_SYNC && i + 1 < p->count))
+            return "host work, queries or synchronisation inside the plan";
+        if (is_device_op(op->kind) && (op->blocking || op->stream == PLAN_STREAM_DEFAULT))
+            return "ops on the default stream";
+    }
+    return NULL;
+}
+
+static int capture_graph(run_t *r, sl_error_t *err) {
+    const plan_t *p = r->plan;
+    dev_ctx_t *dc = &r->dev[0];
+    int rc = SL_OK;
+    bool capturing = false;
+    cudaGraph_t g = NULL;
+    CUDA_CHECK(cudaSetDevice(dc->ordinal));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&r->graph_origin, cudaStreamDefault));
+    CUDA_CHECK(cudaEventCreateWithFlags(&r->graph_fork, cudaEventDisableTiming));
+    r->graph_join = (cudaEvent_t *)calloc((size_t)(dc->nstreams > 0 ? dc->nstreams : 1), sizeof *r->graph_join);
+    if (!r->graph_join)
+        SL_FAIL(SL_E_NOMEM, "out of memory capturing the plan");
+    for (int st = 0; st < dc->nstreams; st++)
+        CUDA_CHECK(cudaEventCreateWithFlags(&r->graph_join[st], cudaEventDisableTiming));
+    CUDA_CHECK(cudaStreamBeginCapture(r->graph_origin, cudaStreamCaptureModeThreadLocal));
+    capturing = true;
+    /* fork: every stream joins the capture behind the origin; join: the origin waits
+     * for every stream, so the graph ends when the last op does */
+    CUDA_CHECK(cudaEventRecord(r->graph_fork, r->graph_origin));
+    for (int st = 0; st < dc->nstreams; st++)
+        CUDA_CHECK(cudaStreamWaitEvent(dc->streams[st], r->graph_fork, 0));
+    for (size_t i = 0; i < p->count; i++) {
+        if (!is_device_op(p->ops[i].kind))
+            continue;
+        rc = issue_device_op(r, i, dc->streams[p->ops[i].stream], false, 0, err);
+        if (rc)
+            goto cleanup;
+    }
+    for (int st = 0; st < dc->nstreams; st++) {
+        CUDA_CHECK(cudaEventRecord(r->graph_join[st], dc->streams[st]));
+        CUDA_CHECK(cudaStreamWaitEvent(r->graph_origin, r->graph_join[st], 0));
+    }
+    capturing = false;
+    CUDA_CHECK(cudaStreamEndCapture(r->graph_origin, &g));
+    CUDA_CHECK(cudaGraphInstantiate(&r->graph_exec, g, 0));
+cleanup:
+    if (capturing) { /* leave no stream capturing */
+        cudaGraph_t broken = NULL;
+        if (cudaStreamEndCapture(r->graph_origin, &broken) == cudaSuccess && broken)
+            cudaGraphDestroy(broken);
+        (void)cudaGetLastError();
+    }
+    if (g)
+        cudaGraphDestroy(g);
+    return rc;
+}
+
 /* One repetition: poison the output, issue the plan, wait, read the times, verify.
  * traced: events around every device op, and the timeline from them into tl. With
  * CUPTI on, its records give the timeline: into tl, or into tl_cupti when traced too
@@ -313,6 +426,10 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
      * record stop, then wait. */
     if (p->count > 0 && p->ops[p->count - 1].kind == PLAN_SYNC)
         last = p->count - 1;
+    if (r->graph_exec && !traced) { /* the whole plan, captured once: one call */
+        CUDA_CHECK(cudaGraphLaunch(r->graph_exec, r->graph_origin));
+        last = 0;
+    }
     for (size_t i = 0; i < last; i++) {
         const plan_op_t *op = &p->ops[i];
         if (op->kind == PLAN_SYNC) {
@@ -343,34 +460,9 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
         }
         if (i == r->skip_op)
             continue;
-        float *dev_ptr = dc->d_buf + (op->offset - dc->lo);
-        size_t bytes = op->count * sizeof(float);
-        if (op->wait_event >= 0)
-            CUDA_CHECK(cudaStreamWaitEvent(st, r->chain[op->wait_event], 0));
-        if (traced)
-            CUDA_CHECK(cudaEventRecord(r->op_ev[2 * i], st));
-        /* a synchronous call (pageable memory, blocking ops) returns after its copy ran:
-         * only its start bounds the op; an asynchronous one hands the op over on return */
-        bool sync_call = !r->pinned || op->blocking;
-        if (traced && sync_call)
-            r->submit_us[i] = handed_us(dc, t0);
-        if (op->kind == PLAN_H2D)
-            CUDA_CHECK(cudaMemcpyAsync(dev_ptr, r->h_in + op->offset, bytes, cudaMemcpyHostToDevice, st));
-        else if (op->kind == PLAN_D2H)
-            CUDA_CHECK(cudaMemcpyAsync(r->h_out + op->offset, dev_ptr, bytes, cudaMemcpyDeviceToHost, st));
-        else
-            CUDA_CHECK(cuda_kernel_launch(s->kernel, s->kernel_iters, s->launch, dc->occupancy_grid, s->block_size,
-                                          dev_ptr, op->offset, op->count, st));
-        if (traced && !sync_call)
-            r->submit_us[i] = handed_us(dc, t0);
-        if (traced)
-            CUDA_CHECK(cudaEventRecord(r->op_ev[2 * i + 1], st));
-        if (op->record_event >= 0)
-            CUDA_CHECK(cudaEventRecord(r->chain[op->record_event], st));
-        if (!traced && !r->blocking_streams && op->stream >= 0 && dc->last_op[op->stream] == (int)i)
-            CUDA_CHECK(cudaEventRecord(dc->stream_end[op->stream], st));
-        if (op->blocking) /* cudaMemcpy's semantics on the chosen default stream */
-            CUDA_CHECK(cudaStreamSynchronize(st));
+        rc = issue_device_op(r, i, st, traced, t0, err);
+        if (rc)
+            goto cleanup;
     }
     for (int d = 0; d < r->ndev; d++) {
         CUDA_CHECK(cudaSetDevice(r->dev[d].ordinal));
@@ -801,6 +893,12 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         cupti_on = true;
     }
 
+    if (spec->graph) {
+        r.graph_note = graph_unfit(&r);
+        if (!r.graph_note && (rc = capture_graph(&r, err)))
+            goto cleanup;
+    }
+
     /* ---- warm-up: the first DMA to fresh pages is slow (DESIGN.md); verified too ---- */
     for (int w = 0; w < spec->warmup; w++) {
         rc = run_rep(&r, false, "warm-up", w, &warm_ms, NULL, NULL, err);
@@ -893,6 +991,11 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                                                             "event's host time"));
         json_object_set_new(timing, "clean_median_ms", json_real(clean_med));
         json_object_set_new(timing, "issue_us_clean", json_real(ic));
+        if (spec->graph)
+            json_object_set_new(timing, "graph",
+                                r.graph_exec ? json_string("clean reps: one cudaGraphLaunch of the plan captured once "
+                                                           "(traced reps issue its ops one by one)")
+                                             : json_sprintf("not used: %s", r.graph_note ? r.graph_note : "?"));
         if (events_mode) {
             double traced_med = median_of(traced_ms, out->reps);
             double it = median_of(issue_traced, out->reps);
@@ -973,6 +1076,17 @@ cleanup:
     timeline_free(&xc_cupti);
     for (int d = 0; d < r.ndev; d++)
         teardown_device(&r.dev[d]);
+    if (r.graph_exec)
+        cudaGraphExecDestroy(r.graph_exec);
+    for (int st = 0; r.graph_join && st < r.dev[0].nstreams; st++)
+        if (r.graph_join[st])
+            cudaEventDestroy(r.graph_join[st]);
+    free(r.graph_join);
+    if (r.graph_fork)
+        cudaEventDestroy(r.graph_fork);
+    if (r.graph_origin)
+        cudaStreamDestroy(r.graph_origin);
+    (void)cudaGetLastError();
     if (r.chain) {
         for (int e = 0; e < plan->events; e++)
             if (r.chain[e])

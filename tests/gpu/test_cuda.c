@@ -307,6 +307,56 @@ static void test_verify_catches(void) {
     result_free(&r);
 }
 
+/* graph: the clean reps launch the captured plan; every rep still verifies, the
+ * timeline (traced reps) is unchanged in form, and where a plan cannot be captured the
+ * run goes on without it and says why. The graph's time beside the issued one's. */
+static void test_graph(void) {
+    static const variant_t vs[] = {VARIANT_ASYNC_V1, VARIANT_ASYNC_V2, VARIANT_ENGINE_STREAMS};
+    for (size_t v = 0; v < 3; v++) {
+        spec_t s;
+        result_t plain, graph;
+        sl_error_t err;
+        memset(&plain, 0, sizeof plain);
+        memset(&graph, 0, sizeof graph);
+        memset(&err, 0, sizeof err);
+        spec_base(&s, vs[v], (1u << 22) + 777, vs[v] == VARIANT_ENGINE_STREAMS ? 3 : 8);
+        s.chunks = 16;
+        s.reps = 10;
+        int rc1 = backend_run(&s, &machine, &plain, &err);
+        s.graph = true;
+        int rc2 = rc1 == SL_OK ? backend_run(&s, &machine, &graph, &err) : rc1;
+        CHECK(rc1 == SL_OK && rc2 == SL_OK, "%s x16 as a graph: expected ok, got %s (%s)", variant_names[vs[v]],
+              sl_code_name((sl_code_t)(rc1 ? rc1 : rc2)), err.message);
+        if (rc1 == SL_OK && rc2 == SL_OK) {
+            json_t *g = json_object_get(json_object_get(graph.extra, "timing"), "graph");
+            CHECK(json_is_string(g) && strncmp(json_string_value(g), "clean reps", 10) == 0,
+                  "%s graph run: expected extra.timing.graph to say the clean reps launched it, got %s",
+                  variant_names[vs[v]], json_is_string(g) ? json_string_value(g) : "nothing");
+            CHECK(graph.verified, "graph run: expected every rep verified");
+            CHECK(graph.timelines && graph.timelines[0].count == plain.timelines[0].count,
+                  "graph run: expected the traced timeline's %zu ops", plain.timelines[0].count);
+            printf("  %s 2^22+777 x16 chunks: issued %.3f ms, graph %.3f ms (medians of 10)\n", variant_names[vs[v]],
+                   plain.total_ms.median, graph.total_ms.median);
+        }
+        result_free(&plain);
+        result_free(&graph);
+    }
+    spec_t s;
+    result_t r;
+    sl_error_t err;
+    memset(&r, 0, sizeof r);
+    memset(&err, 0, sizeof err);
+    spec_base(&s, VARIANT_ASYNC_V1, 100003, 4);
+    s.host_memory = HOSTMEM_PAGEABLE;
+    s.graph = true;
+    int rc = backend_run(&s, &machine, &r, &err);
+    json_t *g = rc == SL_OK ? json_object_get(json_object_get(r.extra, "timing"), "graph") : NULL;
+    CHECK(rc == SL_OK && json_is_string(g) && strncmp(json_string_value(g), "not used", 8) == 0,
+          "a pageable run asked for a graph: expected it to run without one and say so, got %s / %s",
+          sl_code_name((sl_code_t)rc), json_is_string(g) ? json_string_value(g) : "nothing");
+    result_free(&r);
+}
+
 static void test_extra(void) {
     spec_t s;
     result_t r;
@@ -417,6 +467,8 @@ int main(void) {
     test_matrix(1u << 25, 8, false);
     printf("verification:\n");
     test_verify_catches();
+    printf("graph:\n");
+    test_graph();
     printf("overlap:\n");
     test_overlap();
     printf("events vs cupti:\n");
