@@ -266,6 +266,7 @@ test('run detail: the Gantt timeline has one lane per stream, hover and zoom wor
 
   // zoom: drag over the first quarter of the plot; the range goes into the hash
   const left = Number(await page.$eval('#timeline-canvas', (c) => c.dataset.plotLeft));
+  const fullRange = await page.$eval('.range-text', (el) => el.textContent);
   const y = box.y + 40;
   await page.mouse.move(box.x + left + 10, y);
   await page.mouse.down();
@@ -273,6 +274,9 @@ test('run detail: the Gantt timeline has one lane per stream, hover and zoom wor
   await page.mouse.move(box.x + left + (box.width - left) / 4, y, { steps: 5 });
   await page.mouse.up();
   await page.waitForFunction(() => /t0=/.test(location.hash) && /t1=/.test(location.hash), { timeout: 5000 });
+  // the hash changes first, the chart and its range text on the next render
+  await page.waitForFunction((full) => document.querySelector('.range-text')?.textContent !== full, { timeout: 5000 },
+                             fullRange);
   const hash = await page.evaluate(() => location.hash);
   const range = await page.$eval('.range-text', (el) => el.textContent);
   await shot(page, '09-run-zoomed');
