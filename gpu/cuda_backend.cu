@@ -75,6 +75,7 @@ typedef struct run {
     cudaEvent_t graph_fork, *graph_join;
     cudaGraphExec_t graph_exec;
     const char *graph_note;     /* why the graph was not used, or NULL */
+    char graph_failed[256];     /* a capture that failed: the run goes on without it */
 } run_t;
 
 /* A rep run with CUPTI on: its records are told apart afterwards by time (each rep's
@@ -895,8 +896,16 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
 
     if (spec->graph) {
         r.graph_note = graph_unfit(&r);
-        if (!r.graph_note && (rc = capture_graph(&r, err)))
-            goto cleanup;
+        if (!r.graph_note && capture_graph(&r, err) != SL_OK) {
+            /* a driver that cannot capture this plan: issue it as usual and say why */
+            snprintf(r.graph_failed, sizeof r.graph_failed, "capture failed: %.200s", err->message);
+            r.graph_note = r.graph_failed;
+            if (r.graph_exec)
+                cudaGraphExecDestroy(r.graph_exec);
+            r.graph_exec = NULL;
+            memset(err, 0, sizeof *err);
+            rc = SL_OK;
+        }
     }
 
     /* ---- warm-up: the first DMA to fresh pages is slow (DESIGN.md); verified too ---- */
