@@ -143,19 +143,31 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 /* Send everything, shut the write side, read until EOF. Returns the reply length, or
  * -1 when the server did not finish within the deadline. */
 static long exchange(int port, const uint8_t *data, size_t size) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        FUZZ_FAIL("socket: %s", strerror(errno));
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     struct timeval tv = {.tv_sec = 10};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a))
-        FUZZ_FAIL("connect to the daemon on port %d: %s", port, strerror(errno));
+    int fd = -1;
+    /* a signal (libFuzzer's own timers) can interrupt connect: a new socket and again,
+     * a few times, before it counts as a finding (seen once in CI) */
+    for (int attempt = 0; fd < 0; attempt++) {
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            FUZZ_FAIL("socket: %s", strerror(errno));
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
+            break;
+        int e = errno;
+        close(fd);
+        fd = -1;
+        if (e != EINTR || attempt >= 4)
+            FUZZ_FAIL("connect to the daemon on port %d: %s", port, strerror(e));
+    }
     size_t off = 0;
     while (off < size) {
         ssize_t n = send(fd, data + off, size - off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
         if (n <= 0)
             break; /* the server may close early (413, a parse error): not a finding */
         off += (size_t)n;
@@ -170,6 +182,8 @@ static long exchange(int port, const uint8_t *data, size_t size) {
                 break;
             continue;
         }
+        if (n < 0 && errno == EINTR)
+            continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             len = -1 - len; /* timed out */
         break;
