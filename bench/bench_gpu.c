@@ -39,14 +39,10 @@
 #define TOLERANCE 0.05 /* issue 4: streamlab and the reference agree within 5% */
 #define MAX_ROUNDS 15
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_sorted(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+static double median_of(const double *v, int n) {
+    stats_t st;
+    stats_compute(v, (size_t)n, &st);
+    return st.median;
 }
 
 static int bench_cpu = -1; /* the CPU both programs issue from; -1: not pinned */
@@ -269,8 +265,8 @@ int main(int argc, char **argv) {
                         json_array_append_new(sl_runs, json_real(sls[k]));
                     json_array_append_new(ref_runs, json_real(refs[k]));
                 }
-                double sl_ms = median_sorted(sls, rounds);
-                double ref = median_sorted(refs, rounds + 1);
+                double sl_ms = median_of(sls, rounds);
+                double ref = median_of(refs, rounds + 1);
                 if (best_fixed_ms <= 0 || sl_ms < best_fixed_ms) {
                     best_fixed_ms = sl_ms;
                     snprintf(best_fixed, sizeof best_fixed, "%s x%d", variant_names[variant], streams);

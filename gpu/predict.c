@@ -126,16 +126,6 @@ json_t *trace_to_json(const trace_t *t) {
     return ops ? json_pack("{s:o}", "ops", ops) : NULL;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of_n(double *v, size_t n) {
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Reps of one serial pipeline share their ops' order: the trace takes, op by op, the
  * median start and end over the reps (each rep's times from its first op's start).
  * One rep of the lent H100s can catch a slow spell of the copy engines (a 2^22 basis
@@ -163,8 +153,11 @@ int trace_from_timelines(const timeline_t *tls, size_t n, size_t fallback, trace
             v[r] = tls[r].ops[i].start_us - t0;
             v[n + r] = tls[r].ops[i].end_us - t0;
         }
-        out->ops[i].start_us = median_of_n(v, n);
-        out->ops[i].end_us = fmax(out->ops[i].start_us, median_of_n(v + n, n));
+        stats_t start, end;
+        stats_compute(v, n, &start);
+        stats_compute(v + n, n, &end);
+        out->ops[i].start_us = start.median;
+        out->ops[i].end_us = fmax(start.median, end.median);
     }
     free(v);
     return rc;
