@@ -67,6 +67,8 @@ cudaError_t cuda_kernel_launch(int kernel, int iters, launch_t launch, uint64_t 
         blocks = 1;
     if (blocks > 0x7fffffffull)
         return cudaErrorInvalidConfiguration;
-    fn<<<(unsigned)blocks, (unsigned)block_size, 0, stream>>>(chunk, first, count, iters);
-    return cudaGetLastError();
+    /* cudaLaunchKernel returns the launch's own error: no cudaGetLastError call after
+     * every launch (the seeds check once per pipeline; the issue loop is timed) */
+    void *args[] = {&chunk, &first, &count, &iters};
+    return cudaLaunchKernel((const void *)fn, dim3((unsigned)blocks), dim3((unsigned)block_size), args, 0, stream);
 }
