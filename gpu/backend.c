@@ -320,6 +320,10 @@ static int run_plan(backend_kind_t be, const spec_t *spec, const machine_info_t 
     return rc;
 }
 
+/* The most event tax taken per op: 2.4-3.6 us on the lent H100 at 8-64 chunks; from
+ * 2-4 chunks, where a few us of noise divide among 6-12 ops, -9 to +4.7. */
+#define EVENT_TAX_CAP_US 3.0
+
 /* predict: run the 1-stream basis in the same chunks, predict this spec from its
  * op-by-op median trace on the model, and record the prediction and its error beside the measurement. */
 static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machine_info_t *m, result_t *out,
@@ -350,6 +354,18 @@ static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machi
     params.block_size = spec->block_size;
     trace_t trace;
     rc = trace_from_timelines(b.timelines, (size_t)b.reps, (size_t)b.median_rep, &trace, err);
+    /* The traced reps' events stretch each op (the event tax) where the clean reps'
+     * total says by how much; and the host issued the basis in the clean reps' issue
+     * time, a moment ago, on a host whose speed drifts. Both are kept in the result, so
+     * that POST /api/predict replays the prediction from basis_trace and host. */
+    double tax = 0, issue = 0;
+    json_t *bt = b.extra ? json_object_get(b.extra, "timing") : NULL;
+    if (rc == SL_OK && bt) {
+        if (basis.timing == TIMING_EVENTS)
+            trace_remove_event_tax(&trace, b.total_ms.median * 1000.0, EVENT_TAX_CAP_US, &tax);
+        issue = json_number_value(json_object_get(bt, "issue_us_clean"));
+        predict_host_from_issue(&params, issue, basis.chunks);
+    }
     if (rc == SL_OK) {
         trace_fill_blocks(&trace, &basis, &dev);
         timeline_t tl;
@@ -363,8 +379,10 @@ static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machi
             /* the trace it was predicted from, as POST /api/predict takes it: the
              * prediction can be replayed, and the model tried on it offline */
             json_t *tj = trace_to_json(&trace);
-            json_t *p = json_pack("{s:f, s:i, s:s, s:f, s:o, s:o}", "basis_ms", b.total_ms.median, "basis_reps", b.reps,
-                                  "basis_timing", timing_names[basis.timing],
+            json_t *p = json_pack("{s:f, s:i, s:s, s:f, s:f, s:{s:f, s:f}, s:f, s:o, s:o}", "basis_ms",
+                                  b.total_ms.median, "basis_reps", b.reps, "basis_timing", timing_names[basis.timing],
+                                  "event_tax_us", tax, "basis_issue_us", issue, "host", "copy_submit_us",
+                                  params.host.copy_submit_us, "kernel_launch_us", params.host.kernel_launch_us,
                                   "predicted_ms", out->predicted_ms, "derived", derived ? derived : json_null(),
                                   "basis_trace", tj ? tj : json_null());
             if (out->extra && p)

@@ -163,6 +163,37 @@ int trace_from_timelines(const timeline_t *tls, size_t n, size_t fallback, trace
     return rc;
 }
 
+void trace_remove_event_tax(trace_t *t, double clean_us, double cap_us, double *tax_us) {
+    *tax_us = 0;
+    if (t->count == 0 || !(clean_us > 0))
+        return;
+    double first = t->ops[0].start_us, last = t->ops[0].end_us;
+    for (size_t i = 0; i < t->count; i++)
+        last = fmax(last, t->ops[i].end_us);
+    double tax = ((last - first) - clean_us) / (double)t->count;
+    if (!(tax > 0))
+        return;
+    tax = fmin(tax, cap_us);
+    double shift = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        trace_op_t *o = &t->ops[i];
+        double dur = o->end_us - o->start_us, cut = fmin(tax, 0.5 * dur);
+        o->start_us -= shift;
+        o->end_us = o->start_us + dur - cut;
+        shift += cut;
+    }
+    *tax_us = tax;
+}
+
+void predict_host_from_issue(predict_params_t *p, double issue_us, int chunks) {
+    double per = 2 * p->host.copy_submit_us + p->host.kernel_launch_us;
+    if (!(issue_us > 0) || chunks < 1 || !(per > 0))
+        return;
+    double scale = fmin(4.0, fmax(0.25, issue_us / (chunks * per)));
+    p->host.copy_submit_us *= scale;
+    p->host.kernel_launch_us *= scale;
+}
+
 void trace_fill_blocks(trace_t *t, const spec_t *spec, const device_info_t *dev) {
     size_t next_h2d = 0; /* the i-th kernel covers the i-th H2D's elements */
     for (size_t i = 0; i < t->count; i++) {

@@ -46,6 +46,13 @@ json_t *trace_to_json(const trace_t *t);
  * where they differ, the timeline tls[fallback] alone. */
 int trace_from_timelines(const timeline_t *tls, size_t n, size_t fallback, trace_t *out, sl_error_t *err);
 
+/* The event tax: events recorded around every op of a 1-stream pipeline stretch it
+ * (on the lent H100 by 2.4-3 us per op at 8-64 chunks against the same pipeline's clean
+ * reps). Given the clean total of the pipeline the trace was timed in, shorten every op
+ * by the tax per op (at most cap_us, at most half the op) and close the gaps up; the tax
+ * taken goes to *tax_us. Nothing changes where the trace is no longer than clean_us. */
+void trace_remove_event_tax(trace_t *t, double clean_us, double cap_us, double *tax_us);
+
 typedef struct predict_params {
     model_device_t dev;
     model_host_t host;
@@ -54,6 +61,13 @@ typedef struct predict_params {
 
 /* Defaults from a device (calibration, SMs, copy engines) or the sim's H100. */
 void predict_params_for(const device_info_t *dev, predict_params_t *p);
+
+/* Host costs from the basis's own issue: scale the copy and launch costs (keeping their
+ * ratio) so that its `chunks` H2D, kernel, D2H triples cost the host issue_us, the time
+ * the basis's clean reps took to issue (median). The host's speed on the lent machines
+ * moved 10-30% from one run to the next while the calibration is taken once at start-up;
+ * the basis runs beside the measurement it predicts. The scale is kept within [1/4, 4]. */
+void predict_host_from_issue(predict_params_t *p, double issue_us, int chunks);
 
 /* Predict variant with `streams` streams and `chunks` chunks (0: the trace's chunk
  * count) on the trace. Fills tl (caller frees); *derived gets what was taken from the

@@ -548,6 +548,51 @@ TEST(queued_copies_overlap_their_setup) {
     timeline_free(&tl);
 }
 
+/* The event tax: a serial trace H(10) gap 2 K(6) gap 2 D(10), 30 us long, of a pipeline
+ * whose clean reps took 24: 2 us per op, every op 2 shorter and the gaps closed up:
+ * H 0-8, K 10-14, D 16-24. A cap of 1.5 takes 1.5 per op. A trace no longer than its
+ * clean total, or with no clean total, is left as it is. */
+TEST(the_event_tax_comes_off_every_op) {
+    trace_op_t ops[3] = {{OP_H2D, 0, 10, 4096, 0, 256}, {OP_KERNEL, 12, 18, 0, 4, 256}, {OP_D2H, 20, 30, 4096, 0, 256}};
+    trace_t t = {ops, 3};
+    double tax = -1;
+    trace_remove_event_tax(&t, 24.0, 3.0, &tax);
+    CHECK_NEAR(2.0, tax, 1e-12);
+    static const double want[3][2] = {{0, 8}, {10, 14}, {16, 24}};
+    for (int i = 0; i < 3; i++) {
+        CHECK_NEAR(want[i][0], ops[i].start_us, 1e-12);
+        CHECK_NEAR(want[i][1], ops[i].end_us, 1e-12);
+    }
+    trace_op_t capped[3] = {{OP_H2D, 0, 10, 4096, 0, 256}, {OP_KERNEL, 12, 18, 0, 4, 256}, {OP_D2H, 20, 30, 4096, 0, 256}};
+    t.ops = capped;
+    trace_remove_event_tax(&t, 24.0, 1.5, &tax);
+    CHECK_NEAR(1.5, tax, 1e-12);
+    CHECK_NEAR(25.5, capped[2].end_us, 1e-12);
+    trace_op_t same[3] = {{OP_H2D, 0, 10, 4096, 0, 256}, {OP_KERNEL, 12, 18, 0, 4, 256}, {OP_D2H, 20, 30, 4096, 0, 256}};
+    t.ops = same;
+    trace_remove_event_tax(&t, 31.0, 3.0, &tax);
+    CHECK_NEAR(0.0, tax, 1e-12);
+    trace_remove_event_tax(&t, 0.0, 3.0, &tax);
+    CHECK_NEAR(0.0, tax, 1e-12);
+    CHECK_NEAR(30.0, same[2].end_us, 1e-12);
+}
+
+/* Host costs from the basis's issue: 4 chunks issued in 96 us with copies at 2 and
+ * launches at 4 (8 per chunk, 32 predicted): three times both; the scale stops at 4. */
+TEST(host_costs_follow_the_basis_issue) {
+    predict_params_t p;
+    memset(&p, 0, sizeof p);
+    p.host.copy_submit_us = 2;
+    p.host.kernel_launch_us = 4;
+    predict_host_from_issue(&p, 96.0, 4);
+    CHECK_NEAR(6.0, p.host.copy_submit_us, 1e-12);
+    CHECK_NEAR(12.0, p.host.kernel_launch_us, 1e-12);
+    predict_host_from_issue(&p, 1e6, 4);
+    CHECK_NEAR(24.0, p.host.copy_submit_us, 1e-12);
+    predict_host_from_issue(&p, 0.0, 4); /* no issue time: unchanged */
+    CHECK_NEAR(24.0, p.host.copy_submit_us, 1e-12);
+}
+
 /* The mean of equal reps is that value: summing ten of 0.4305904188201323 and dividing
  * gave an ulp less, a mean below the minimum (the API test of a result's order caught it). */
 TEST(stats_mean_stays_between_min_and_max) {
@@ -562,6 +607,8 @@ TEST(stats_mean_stays_between_min_and_max) {
 
 static const check_test_t tests[] = {
     TEST_ENTRY(one_stream_is_strictly_serial),
+    TEST_ENTRY(the_event_tax_comes_off_every_op),
+    TEST_ENTRY(host_costs_follow_the_basis_issue),
     TEST_ENTRY(two_streams_overlap_copy_with_compute),
     TEST_ENTRY(one_copy_engine_breadth_first_wins),
     TEST_ENTRY(two_copy_engines_without_hyperq_depth_first_wins),
