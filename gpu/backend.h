@@ -78,6 +78,7 @@ extern const char *const op_names[OP__COUNT];
 int sl_enum_parse(const char *const *names, int n, const char *s);
 
 /* ---- the experiment spec (API.md "Experiment spec"); server/spec.c fills it ---- */
+#define SPEC_MAX_SIZE (1ull << 32) /* elements: 16 GiB of float32 */
 #define SPEC_MAX_DEVICES 16
 #define SPEC_MAX_STREAMS 1024
 #define SPEC_MAX_CHUNKS 65536
@@ -181,6 +182,9 @@ typedef struct calibration {
     double kernel_ns_per_elem[KERNEL__COUNT]; /* compute: per iteration */
     double copy_submit_us;           /* host time to issue one cudaMemcpyAsync (median) */
     double kernel_launch_us;         /* host time to issue one kernel launch (median) */
+    double copy_setup_us;            /* device time a copy costs beyond its bytes at the peak
+                                      * rate, queued behind another on its engine (median);
+                                      * 0: not measured (the sim's built-in latency) */
     int samples;
 } calibration_t;
 

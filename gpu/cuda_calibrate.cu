@@ -33,6 +33,23 @@ cleanup:
     return rc;
 }
 
+/* Time n back-to-back copies of total/n bytes each on stream s with events; µs. */
+static int time_batch(char *dst, const char *src, size_t total, int n, cudaMemcpyKind kind, cudaStream_t s,
+                      cudaEvent_t e0, cudaEvent_t e1, double *us, sl_error_t *err) {
+    int rc = SL_OK;
+    float ms = 0;
+    size_t each = total / (size_t)n;
+    CUDA_CHECK(cudaEventRecord(e0, s));
+    for (int k = 0; k < n; k++)
+        CUDA_CHECK(cudaMemcpyAsync(dst + (size_t)k * each, src + (size_t)k * each, each, kind, s));
+    CUDA_CHECK(cudaEventRecord(e1, s));
+    CUDA_CHECK(cudaEventSynchronize(e1));
+    CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    *us = (double)ms * 1e3;
+cleanup:
+    return rc;
+}
+
 static int cmp_float(const void *a, const void *b) {
     float x = *(const float *)a, y = *(const float *)b;
     return (x > y) - (x < y);
@@ -122,6 +139,30 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
             c.bidir_gbps = g;
         if (g < c.bidir_gbps_min)
             c.bidir_gbps_min = g;
+    }
+    /* A copy's fixed cost on its engine, paid even queued behind another: 16 MiB as
+     * SETUP_COPIES copies against one, per extra copy, both directions, the median.
+     * On the lent H100 (2026-11-23) 1 MiB copies cost 2.3-3.4 us each over one big copy
+     * (49 against 55 GB/s at 64 of them), which is what makes small chunks dear. */
+    {
+        enum { SETUP_COPIES = 32 };
+        size_t total = 16u << 20;
+        double extra[2 * CAL_REPS];
+        int nextra = 0;
+        for (int r = -1; r < CAL_REPS; r++)
+            for (int dir = 0; dir < 2; dir++) {
+                double one = 0, many = 0;
+                char *dst = dir == 0 ? (char *)d_a : (char *)h_b;
+                const char *src = dir == 0 ? (const char *)h_a : (const char *)d_b;
+                cudaMemcpyKind kind = dir == 0 ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+                if ((rc = time_batch(dst, src, total, 1, kind, s0, e0, e1, &one, err)) ||
+                    (rc = time_batch(dst, src, total, SETUP_COPIES, kind, s0, e0, e1, &many, err)))
+                    goto cleanup;
+                if (r >= 0)
+                    extra[nextra++] = (many - one) / (SETUP_COPIES - 1);
+            }
+        qsort(extra, (size_t)nextra, sizeof extra[0], cmp_double_cal);
+        c.copy_setup_us = extra[nextra / 2] > 0 ? extra[nextra / 2] : 0;
     }
     /* pageable: the driver stages through its own pinned buffers */
     for (int r = -1; r < CAL_PAGEABLE_REPS; r++) {

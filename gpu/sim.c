@@ -31,7 +31,11 @@ void sim_device_for(const machine_info_t *m, const spec_t *spec, int device_inde
     sim_device_info(out, idx);
 }
 
-static double copy_alone_us(const spec_t *spec, const device_info_t *dev, plan_kind_t kind, uint64_t bytes) {
+/* A copy alone on its engine: its fixed cost, then its bytes at the calibrated rate. A
+ * calibrated device's fixed cost is what a copy costs even queued behind another
+ * (copy_setup_us) plus what queuing hides (the model's copy_overlap_us). */
+static double copy_alone_us(const spec_t *spec, const device_info_t *dev, plan_kind_t kind, uint64_t bytes,
+                            double overlap_us) {
     const calibration_t *c = &dev->calib;
     double gbps;
     if (spec->host_memory == HOSTMEM_PAGEABLE)
@@ -40,7 +44,8 @@ static double copy_alone_us(const spec_t *spec, const device_info_t *dev, plan_k
         gbps = kind == PLAN_H2D ? c->h2d_gbps : c->d2h_gbps;
     if (gbps <= 0)
         gbps = 1;
-    return SIM_COPY_LATENCY_US + (double)bytes / (gbps * 1e3); /* GB/s = 1e3 bytes per µs */
+    double fixed = c->copy_setup_us > 0 ? c->copy_setup_us + overlap_us : SIM_COPY_LATENCY_US;
+    return fixed + (double)bytes / (gbps * 1e3); /* GB/s = 1e3 bytes per µs */
 }
 
 int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t *dev, model_input_t *in,
@@ -80,7 +85,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
         case PLAN_H2D:
         case PLAN_D2H:
             o->bytes = p->count * sizeof(float);
-            o->alone_us = copy_alone_us(spec, dev, p->kind, o->bytes);
+            o->alone_us = copy_alone_us(spec, dev, p->kind, o->bytes, in->dev.copy_overlap_us);
             break;
         case PLAN_KERNEL: {
             o->blocks = plan_kernel_blocks(spec, dev, p->count);

@@ -7,8 +7,6 @@
 
 #include "../gpu/backend.h"
 
-#define SPEC_MAX_SIZE (1ull << 32) /* elements: 16 GiB of float32 */
-
 /* Parse and validate; on error err->field names the field (422) and nothing is filled. */
 int spec_from_json(json_t *obj, spec_t *out, sl_error_t *err);
 /* The full spec after defaults, as stored and returned. */
