@@ -65,8 +65,12 @@ int trace_from_json(json_t *trace, trace_t *out, sl_error_t *err) {
         json_t *bytes = json_object_get(o, "bytes"), *blocks = json_object_get(o, "blocks"),
                *tpb = json_object_get(o, "threads_per_block");
         if (t->op == OP_H2D || t->op == OP_D2H) {
-            if (!json_is_integer(bytes) || json_integer_value(bytes) <= 0) {
-                rc = sl_error_set(err, SL_E_INVALID, "trace", "ops[%zu] is a copy and needs bytes > 0", i);
+            /* whole floats, at most the largest spec's array */
+            if (!json_is_integer(bytes) || json_integer_value(bytes) < (json_int_t)sizeof(float) ||
+                (uint64_t)json_integer_value(bytes) > SPEC_MAX_SIZE * sizeof(float)) {
+                rc = sl_error_set(err, SL_E_INVALID, "trace",
+                                  "ops[%zu] is a copy and needs bytes, an integer from 4 (one float) to 2^34 "
+                                  "(2^32 floats, the largest size)", i);
                 goto fail;
             }
             t->bytes = (uint64_t)json_integer_value(bytes);
@@ -317,6 +321,12 @@ int predict_timeline(const trace_t *trace, const predict_params_t *p, variant_t 
         double elems = (double)h[c]->bytes / sizeof(float);
         elems_total += elems;
         kernel_work += fmax(0.0, (k[c]->end_us - k[c]->start_us) - KERNEL_LATENCY_US) * fill;
+    }
+    if (size < 1 || size > SPEC_MAX_SIZE) {
+        rc = sl_error_set(err, SL_E_INVALID, "trace",
+                          "the trace's H2D copies hold %llu floats: from 1 to 2^32 (the largest size)",
+                          (unsigned long long)size);
+        goto done;
     }
     double us_per_h2d_byte = h_bytes > 0 ? h_us / h_bytes : 0, us_per_d2h_byte = d_bytes > 0 ? d_us / d_bytes : 0;
     double work_per_elem = elems_total > 0 ? kernel_work / elems_total : 0;

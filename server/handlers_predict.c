@@ -49,8 +49,9 @@ static bool trace_of_experiment(request_t *req, const char *id, trace_t *trace, 
         reply_errorf(req, SL_E_INVALID, "from_experiment", "experiment %s is not done", id);
         goto done;
     }
+    /* tuned: the stored spec is the request (streams 1); what ran is the tuner's choice */
     if (spec.streams != 1 || spec.variant == VARIANT_CPU || spec.variant == VARIANT_HOST_OVERLAP ||
-        spec.variant == VARIANT_MULTI_GPU || spec.variant == VARIANT_ENGINE_STREAMS) {
+        spec.variant == VARIANT_MULTI_GPU || spec.variant == VARIANT_ENGINE_STREAMS || spec.variant == VARIANT_TUNED) {
         reply_errorf(req, SL_E_INVALID, "from_experiment",
                      "experiment %s is not a single-stream pipeline (streams %d, variant %s)", id, spec.streams,
                      variant_names[spec.variant]);
@@ -63,6 +64,15 @@ static bool trace_of_experiment(request_t *req, const char *id, trace_t *trace, 
     json_t *ops = json_object_get(tl, "ops");
     size_t i;
     json_t *op;
+    /* and what it recorded is one stream (an imported or odd experiment may say otherwise) */
+    json_array_foreach(ops, i, op) {
+        if (json_integer_value(json_object_get(op, "stream")) !=
+            json_integer_value(json_object_get(json_array_get(ops, 0), "stream"))) {
+            reply_errorf(req, SL_E_INVALID, "from_experiment",
+                         "experiment %s is not a single-stream pipeline (its timeline uses several streams)", id);
+            goto done;
+        }
+    }
     /* the stored timeline has no grids; trace_from_json wants them on kernels */
     json_array_foreach(ops, i, op) {
         if (strcmp(json_string_value(json_object_get(op, "op")), "kernel") == 0)
