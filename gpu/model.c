@@ -69,11 +69,14 @@ void model_default_device(model_device_t *d) {
     /* A copy's fixed cost (descriptor fetch, the first PCIe round trip) overlaps the
      * transfer of the copy before it when it waits behind it on the same engine. The
      * lent H100's isolated 256 KB copies take 9-12 us by events against 4.8 us of
-     * transfer, of which 2.4-3 us are the events' own (predict.h's event tax); 64
-     * queued ones of a clean rep took ~7.6-8.2 us each. What is left to hide once the
-     * tax is out: 1 us (offline over 72 measured points: 1 us gave the least 90th
-     * percentile error, 6.3%, against 7.4% for none and 8.4% for 2). */
-    d->copy_overlap_us = 1.0;
+     * transfer, of which 2.4-3 us are the events' own (predict.h's event tax); and
+     * back-to-back copies on one engine still pay 2-2.5 us each beyond their bytes (3.5
+     * with both directions busy), so queuing hides little once the tax is out: 0.5 us.
+     * Replayed over the 120 points of the H100's last bench-model runs (2026-11-23,
+     * 08:21-08:38 UTC): median / 90th percentile / worst error 1.6 / 7.5 / 15.7% with
+     * 0.5 us, 2.0 / 9.3 / 16.6% with 1, 2.0 / 7.0 / 14.8% with none, 2.4 / 10.8 / 19.8%
+     * with 2. */
+    d->copy_overlap_us = 0.5;
     d->sm_count = 132;         /* H100 SXM */
     d->max_threads_per_sm = 2048;
     d->max_blocks_per_sm = 32;
