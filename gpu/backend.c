@@ -357,12 +357,14 @@ static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machi
     /* The traced reps' events stretch each op (the event tax) where the clean reps'
      * total says by how much; and the host issued the basis in the clean reps' issue
      * time, a moment ago, on a host whose speed drifts. Both are kept in the result, so
-     * that POST /api/predict replays the prediction from basis_trace and host. */
+     * that POST /api/predict replays the prediction from basis_trace, host and device. */
     double tax = 0, issue = 0;
     json_t *bt = b.extra ? json_object_get(b.extra, "timing") : NULL;
     if (rc == SL_OK && bt) {
-        if (basis.timing == TIMING_EVENTS)
+        if (basis.timing == TIMING_EVENTS) {
             trace_remove_event_tax(&trace, b.total_ms.median * 1000.0, EVENT_TAX_CAP_US, &tax);
+            params.dev.copy_overlap_us = PREDICT_DETAXED_COPY_OVERLAP_US;
+        }
         issue = json_number_value(json_object_get(bt, "issue_us_clean"));
         predict_host_from_issue(&params, issue, basis.chunks);
     }
@@ -379,10 +381,11 @@ static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machi
             /* the trace it was predicted from, as POST /api/predict takes it: the
              * prediction can be replayed, and the model tried on it offline */
             json_t *tj = trace_to_json(&trace);
-            json_t *p = json_pack("{s:f, s:i, s:s, s:f, s:f, s:{s:f, s:f}, s:f, s:o, s:o}", "basis_ms",
+            json_t *p = json_pack("{s:f, s:i, s:s, s:f, s:f, s:{s:f, s:f}, s:{s:f}, s:f, s:o, s:o}", "basis_ms",
                                   b.total_ms.median, "basis_reps", b.reps, "basis_timing", timing_names[basis.timing],
                                   "event_tax_us", tax, "basis_issue_us", issue, "host", "copy_submit_us",
                                   params.host.copy_submit_us, "kernel_launch_us", params.host.kernel_launch_us,
+                                  "device", "copy_overlap_us", params.dev.copy_overlap_us,
                                   "predicted_ms", out->predicted_ms, "derived", derived ? derived : json_null(),
                                   "basis_trace", tj ? tj : json_null());
             if (out->extra && p)

@@ -69,14 +69,10 @@ void model_default_device(model_device_t *d) {
     /* A copy's fixed cost (descriptor fetch, the first PCIe round trip) overlaps the
      * transfer of the copy before it when it waits behind it on the same engine. The
      * lent H100's isolated 256 KB copies take 9-12 us by events against 4.8 us of
-     * transfer, of which 2.4-3 us are the events' own (predict.h's event tax); and
-     * back-to-back copies on one engine still pay 2-2.5 us each beyond their bytes (3.5
-     * with both directions busy), so queuing hides little once the tax is out: 0.5 us.
-     * Replayed over the 120 points of the H100's last bench-model runs (2026-11-23,
-     * 08:21-08:38 UTC): median / 90th percentile / worst error 1.6 / 7.5 / 15.7% with
-     * 0.5 us, 2.0 / 9.3 / 16.6% with 1, 2.0 / 7.0 / 14.8% with none, 2.4 / 10.8 / 19.8%
-     * with 2. */
-    d->copy_overlap_us = 0.5;
+     * transfer, yet 64 streams of them ran in less than 64 x that. 2 us fits traces timed
+     * by events as they come (the sim's fixed copy latency is 2 us too); a trace with
+     * the events' own share taken out hides less (PREDICT_DETAXED_COPY_OVERLAP_US). */
+    d->copy_overlap_us = 2.0;
     d->sm_count = 132;         /* H100 SXM */
     d->max_threads_per_sm = 2048;
     d->max_blocks_per_sm = 32;

@@ -53,6 +53,15 @@ int trace_from_timelines(const timeline_t *tls, size_t n, size_t fallback, trace
  * taken goes to *tax_us. Nothing changes where the trace is no longer than clean_us. */
 void trace_remove_event_tax(trace_t *t, double clean_us, double cap_us, double *tax_us);
 
+/* What a queued copy hides once the event tax is out of its trace. Back-to-back copies
+ * on one engine of the lent H100 still pay 2-2.5 us each beyond their bytes (3.5 with
+ * both directions busy), and more streams do not hide it. Replayed over the 192 points
+ * of its bench-model runs of 2026-11-23 08:21-08:41 UTC (median / 90th percentile /
+ * worst error): 0.5 us 1.9 / 7.8 / 23.1%, 1 us 2.2 / 9.6 / 20.7%, none 2.0 / 8.3 /
+ * 25.6%. Traces as events time them keep the model's 2 us: on the 72 raw traces of the
+ * day before, 2 us gave 2.8 / 9.5 / 27.6% and 0.5 us 3.9 / 17.2 / 39.2%. */
+#define PREDICT_DETAXED_COPY_OVERLAP_US 0.5
+
 typedef struct predict_params {
     model_device_t dev;
     model_host_t host;

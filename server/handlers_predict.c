@@ -133,9 +133,9 @@ void handle_predict(request_t *req) {
     if (d) {
         json_object_foreach(d, key, val) {
             static const char *const dev_fields[] = {"copy_engines", "bidirectional_derate", "connections", "sm_count",
-                                                     "max_threads_per_sm", "max_blocks_per_sm"};
+                                                     "max_threads_per_sm", "max_blocks_per_sm", "copy_overlap_us"};
             bool known = false;
-            for (size_t i = 0; i < 6; i++)
+            for (size_t i = 0; i < sizeof dev_fields / sizeof dev_fields[0]; i++)
                 known |= strcmp(key, dev_fields[i]) == 0;
             if (!known) {
                 reply_errorf(req, SL_E_INVALID, "device", "unknown device field \"%.64s\"", key);
@@ -147,7 +147,8 @@ void handle_predict(request_t *req) {
             !get_num(req, d, "device", "connections", 1, 32, true, &conn) ||
             !get_num(req, d, "device", "sm_count", 1, 1024, true, &sm) ||
             !get_num(req, d, "device", "max_threads_per_sm", 32, 4096, true, &tps) ||
-            !get_num(req, d, "device", "max_blocks_per_sm", 1, 64, true, &bps))
+            !get_num(req, d, "device", "max_blocks_per_sm", 1, 64, true, &bps) ||
+            !get_num(req, d, "device", "copy_overlap_us", 0, 1000, false, &params.dev.copy_overlap_us))
             goto done;
     }
     params.dev.copy_engines = (int)ce;
@@ -233,11 +234,12 @@ void handle_predict(request_t *req) {
     }
     json_decref(list);
     reply_json(req, 200,
-               json_pack("{s:O, s:o, s:{s:i, s:f, s:i, s:i, s:i, s:i}}", "predictions", preds, "derived",
+               json_pack("{s:O, s:o, s:{s:i, s:f, s:i, s:i, s:i, s:i, s:f}}", "predictions", preds, "derived",
                          derived ? derived : json_null(), "device", "copy_engines", params.dev.copy_engines,
                          "bidirectional_derate", params.dev.bidir_derate, "connections", params.dev.connections,
                          "sm_count", params.dev.sm_count, "max_threads_per_sm", params.dev.max_threads_per_sm,
-                         "max_blocks_per_sm", params.dev.max_blocks_per_sm));
+                         "max_blocks_per_sm", params.dev.max_blocks_per_sm, "copy_overlap_us",
+                         params.dev.copy_overlap_us));
     derived = NULL;
 done:
     json_decref(preds);

@@ -143,6 +143,17 @@ def test_device_override_is_used(lab):
     check(a > b, f"more than with 2 engines ({b} ms)", a, "8 streams on 1 copy engine")
 
 
+def test_copy_overlap_override_is_used(lab):
+    """Breadth-first issue queues every H2D behind the one before it: each hides
+    copy_overlap_us of its time, so a larger saving predicts a shorter pipeline."""
+    body = {"trace": make_trace(CHUNKS), "variant": "async_v2", "streams": [8], "chunks": "trace"}
+    none = predict(lab[0], dict(body, device={"copy_overlap_us": 0}))
+    some = predict(lab[0], dict(body, device={"copy_overlap_us": 3}))
+    check(some["device"]["copy_overlap_us"] == 3, 3, some["device"], "device.copy_overlap_us in the answer")
+    a, b = some["predictions"][0]["total_ms"], none["predictions"][0]["total_ms"]
+    check(a < b, f"less than with no saving ({b} ms)", a, "8 streams, queued copies hiding 3 us")
+
+
 # ---------------------------------------------------------------- from the sim's own runs
 
 @pytest.mark.parametrize("variant", ["async_v1", "async_v2"])
@@ -178,7 +189,8 @@ def test_predict_true_records_a_replayable_prediction(lab):
           res["prediction_error"], "prediction_error on the sim")
     p = (res.get("extra") or {}).get("prediction")
     check(isinstance(p, dict), "result.extra.prediction", res.get("extra"), "extra")
-    for k in ("basis_trace", "basis_ms", "basis_reps", "event_tax_us", "basis_issue_us", "host", "predicted_ms"):
+    for k in ("basis_trace", "basis_ms", "basis_reps", "event_tax_us", "basis_issue_us", "host", "device",
+              "predicted_ms"):
         check(k in p, f"extra.prediction.{k}", sorted(p), "extra.prediction")
     check(p["basis_reps"] == max(5, min(15, spec["reps"])), "as many reps as the run, 5 to 15", p["basis_reps"],
           "basis_reps")
@@ -200,10 +212,14 @@ def test_predict_true_records_a_replayable_prediction(lab):
     for o in ops:
         want = "bytes" if o["op"] in ("h2d", "d2h") else "blocks"
         check(isinstance(o.get(want), int) and o[want] > 0, f"{o['op']} with {want} > 0", o, "basis_trace op")
-    replay = predict(srv, {"trace": p["basis_trace"], "host": host, "variant": spec["variant"],
+    device = p["device"]
+    check(isinstance(device, dict) and set(device) == {"copy_overlap_us"} and is_number(device["copy_overlap_us"])
+          and 0 <= device["copy_overlap_us"] <= 1000, "{copy_overlap_us} within what POST /api/predict takes",
+          device, "extra.prediction.device")
+    replay = predict(srv, {"trace": p["basis_trace"], "host": host, "device": device, "variant": spec["variant"],
                            "streams": [spec["streams"]], "chunks": spec["chunks"]})["predictions"][0]
     check(abs(replay["total_ms"] - pred) <= REPLAY_REL * pred, f"predicted_ms {pred} (rel {REPLAY_REL})",
-          replay["total_ms"], "POST /api/predict replaying basis_trace and host")
+          replay["total_ms"], "POST /api/predict replaying basis_trace, host and device")
     plain = exps["basis"]["result"]  # a run without "predict" has none
     check(plain["predicted_ms"] is None and plain["prediction_error"] is None
           and "prediction" not in (plain.get("extra") or {}), "null prediction, no extra.prediction",
@@ -268,6 +284,8 @@ BAD = [  # (name, body or f(experiments), field; None: no field)
     ("derate-2", {"trace": GOOD, "device": {"bidirectional_derate": 2}}, "device.bidirectional_derate"),
     ("sm-count-fraction", {"trace": GOOD, "device": {"sm_count": 13.5}}, "device.sm_count"),
     ("blocks-per-sm-65", {"trace": GOOD, "device": {"max_blocks_per_sm": 65}}, "device.max_blocks_per_sm"),
+    ("copy-overlap-negative", {"trace": GOOD, "device": {"copy_overlap_us": -1}}, "device.copy_overlap_us"),
+    ("copy-overlap-a-string", {"trace": GOOD, "device": {"copy_overlap_us": "2"}}, "device.copy_overlap_us"),
     ("host-not-object", {"trace": GOOD, "host": "fast"}, "host"),
     ("copy-submit-negative", {"trace": GOOD, "host": {"copy_submit_us": -1}}, "host.copy_submit_us"),
     ("kernel-launch-1001", {"trace": GOOD, "host": {"kernel_launch_us": 1001}}, "host.kernel_launch_us"),

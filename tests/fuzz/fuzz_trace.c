@@ -79,7 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                   !num_in(d, "bidirectional_derate", 0.05, 1, 0, &params.dev.bidir_derate) ||
                   !num_in(d, "connections", 1, 32, 1, &conn) || !num_in(d, "sm_count", 1, 1024, 1, &sm) ||
                   !num_in(d, "max_threads_per_sm", 32, 4096, 1, &tps) ||
-                  !num_in(d, "max_blocks_per_sm", 1, 64, 1, &bps)))
+                  !num_in(d, "max_blocks_per_sm", 1, 64, 1, &bps) ||
+                  !num_in(d, "copy_overlap_us", 0, 1000, 0, &params.dev.copy_overlap_us)))
             goto done;
         params.dev.copy_engines = (int)ce;
         params.dev.connections = (int)conn;
