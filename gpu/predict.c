@@ -2,6 +2,7 @@
 #include "predict.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,6 +227,61 @@ void predict_params_for(const device_info_t *dev, predict_params_t *p) {
     if (dev->calib.kernel_launch_us > 0)
         p->host.kernel_launch_us = dev->calib.kernel_launch_us;
     p->block_size = 256;
+}
+
+/* a number field of obj within [lo, hi] into *out: absent is fine */
+static int override_num(json_t *obj, const char *parent, const char *name, double lo, double hi, bool integer,
+                        double *out, sl_error_t *err) {
+    json_t *v = json_object_get(obj, name);
+    if (!v)
+        return SL_OK;
+    char field[64];
+    snprintf(field, sizeof field, "%s.%s", parent, name);
+    if ((integer && !json_is_integer(v)) || !json_is_number(v) ||
+        !(json_number_value(v) >= lo && json_number_value(v) <= hi))
+        return sl_error_set(err, SL_E_INVALID, field, "%s must be %s from %g to %g", field,
+                            integer ? "an integer" : "a number", lo, hi);
+    *out = json_number_value(v);
+    return SL_OK;
+}
+
+int predict_params_override(json_t *device, json_t *host, predict_params_t *p, sl_error_t *err) {
+    if ((device && !json_is_object(device)) || (host && !json_is_object(host)))
+        return sl_error_set(err, SL_E_INVALID, device && !json_is_object(device) ? "device" : "host",
+                            "must be an object");
+    double ce = p->dev.copy_engines, conn = p->dev.connections, sm = p->dev.sm_count,
+           tps = p->dev.max_threads_per_sm, bps = p->dev.max_blocks_per_sm;
+    int rc = SL_OK;
+    if (device) {
+        static const char *const fields[] = {"copy_engines", "bidirectional_derate", "connections", "sm_count",
+                                             "max_threads_per_sm", "max_blocks_per_sm", "copy_overlap_us"};
+        const char *key;
+        json_t *val;
+        json_object_foreach(device, key, val) {
+            bool known = false;
+            for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+                known |= strcmp(key, fields[i]) == 0;
+            if (!known)
+                return sl_error_set(err, SL_E_INVALID, "device", "unknown device field \"%.64s\"", key);
+        }
+        if ((rc = override_num(device, "device", "copy_engines", 1, 16, true, &ce, err)) ||
+            (rc = override_num(device, "device", "bidirectional_derate", 0.05, 1, false, &p->dev.bidir_derate, err)) ||
+            (rc = override_num(device, "device", "connections", 1, 32, true, &conn, err)) ||
+            (rc = override_num(device, "device", "sm_count", 1, 1024, true, &sm, err)) ||
+            (rc = override_num(device, "device", "max_threads_per_sm", 32, 4096, true, &tps, err)) ||
+            (rc = override_num(device, "device", "max_blocks_per_sm", 1, 64, true, &bps, err)) ||
+            (rc = override_num(device, "device", "copy_overlap_us", 0, 1000, false, &p->dev.copy_overlap_us, err)))
+            return rc;
+    }
+    p->dev.copy_engines = (int)ce;
+    p->dev.connections = (int)conn;
+    p->dev.sm_count = (int)sm;
+    p->dev.max_threads_per_sm = (int)tps;
+    p->dev.max_blocks_per_sm = (int)bps;
+    if (host && ((rc = override_num(host, "host", "copy_submit_us", 0, 1000, false, &p->host.copy_submit_us, err)) ||
+                 (rc = override_num(host, "host", "kernel_launch_us", 0, 1000, false, &p->host.kernel_launch_us, err))))
+        return rc;
+    return SL_OK;
 }
 
 /* gap classes: the seed's five overheads, plus d2h -> h2d (the next chunk of a stream) */

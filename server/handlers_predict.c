@@ -14,22 +14,6 @@
 
 static const char *const predict_fields[] = {"trace", "from_experiment", "device", "host", "variant", "streams", "chunks"};
 
-/* a number field of obj within [lo, hi] into *out; false (and a 422) when it is bad */
-static bool get_num(request_t *req, json_t *obj, const char *parent, const char *name, double lo, double hi,
-                    bool integer, double *out) {
-    json_t *v = json_object_get(obj, name);
-    if (!v)
-        return true;
-    char field[64];
-    snprintf(field, sizeof field, "%s.%s", parent, name);
-    if ((integer && !json_is_integer(v)) || !json_is_number(v) || !(json_number_value(v) >= lo && json_number_value(v) <= hi)) {
-        reply_errorf(req, SL_E_INVALID, field, "%s must be %s from %g to %g", field, integer ? "an integer" : "a number", lo, hi);
-        return false;
-    }
-    *out = json_number_value(v);
-    return true;
-}
-
 /* The trace of a done 1-stream experiment, with its kernels' grids from its spec. */
 static bool trace_of_experiment(request_t *req, const char *id, trace_t *trace, predict_params_t *params) {
     sl_error_t err = {0};
@@ -123,42 +107,11 @@ void handle_predict(request_t *req) {
         dev = req->app->machine.devices[0];
     predict_params_t params;
     predict_params_for(&dev, &params);
-    json_t *d = json_object_get(body, "device"), *h = json_object_get(body, "host");
-    if ((d && !json_is_object(d)) || (h && !json_is_object(h))) {
-        reply_errorf(req, SL_E_INVALID, d && !json_is_object(d) ? "device" : "host", "must be an object");
+    sl_error_t perr = {0};
+    if (predict_params_override(json_object_get(body, "device"), json_object_get(body, "host"), &params, &perr)) {
+        reply_error(req, &perr);
         goto done;
     }
-    double ce = params.dev.copy_engines, conn = params.dev.connections, sm = params.dev.sm_count,
-           tps = params.dev.max_threads_per_sm, bps = params.dev.max_blocks_per_sm;
-    if (d) {
-        json_object_foreach(d, key, val) {
-            static const char *const dev_fields[] = {"copy_engines", "bidirectional_derate", "connections", "sm_count",
-                                                     "max_threads_per_sm", "max_blocks_per_sm", "copy_overlap_us"};
-            bool known = false;
-            for (size_t i = 0; i < sizeof dev_fields / sizeof dev_fields[0]; i++)
-                known |= strcmp(key, dev_fields[i]) == 0;
-            if (!known) {
-                reply_errorf(req, SL_E_INVALID, "device", "unknown device field \"%.64s\"", key);
-                goto done;
-            }
-        }
-        if (!get_num(req, d, "device", "copy_engines", 1, 16, true, &ce) ||
-            !get_num(req, d, "device", "bidirectional_derate", 0.05, 1, false, &params.dev.bidir_derate) ||
-            !get_num(req, d, "device", "connections", 1, 32, true, &conn) ||
-            !get_num(req, d, "device", "sm_count", 1, 1024, true, &sm) ||
-            !get_num(req, d, "device", "max_threads_per_sm", 32, 4096, true, &tps) ||
-            !get_num(req, d, "device", "max_blocks_per_sm", 1, 64, true, &bps) ||
-            !get_num(req, d, "device", "copy_overlap_us", 0, 1000, false, &params.dev.copy_overlap_us))
-            goto done;
-    }
-    params.dev.copy_engines = (int)ce;
-    params.dev.connections = (int)conn;
-    params.dev.sm_count = (int)sm;
-    params.dev.max_threads_per_sm = (int)tps;
-    params.dev.max_blocks_per_sm = (int)bps;
-    if (h && (!get_num(req, h, "host", "copy_submit_us", 0, 1000, false, &params.host.copy_submit_us) ||
-              !get_num(req, h, "host", "kernel_launch_us", 0, 1000, false, &params.host.kernel_launch_us)))
-        goto done;
     /* the trace */
     json_t *t = json_object_get(body, "trace"), *from = json_object_get(body, "from_experiment");
     sl_error_t err = {0};

@@ -26,20 +26,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
-/* the handler's get_num: absent is fine; present must be a number in [lo, hi] (integer if asked) */
-static int num_in(json_t *obj, const char *key, double lo, double hi, int integer, double *out) {
-    json_t *v = json_object_get(obj, key);
-    if (!v)
-        return 1;
-    if (!json_is_number(v) || (integer && !json_is_integer(v)))
-        return 0;
-    double x = json_number_value(v);
-    if (!(x >= lo && x <= hi))
-        return 0;
-    *out = x;
-    return 1;
-}
-
 static void check_timeline(const timeline_t *tl, const char *what) {
     if (!isfinite(tl->total_us) || tl->total_us < 0)
         FUZZ_FAIL("%s: total_us %g is not a finite time (it becomes a JSON number)", what, tl->total_us);
@@ -72,21 +58,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int nvariants = 2;
     if (json_is_object(j) && json_object_get(j, "trace")) { /* a POST /api/predict body */
         trace_json = json_object_get(j, "trace");
-        json_t *d = json_object_get(j, "device"), *v;
-        double ce = params.dev.copy_engines, conn = params.dev.connections, sm = params.dev.sm_count,
-               tps = params.dev.max_threads_per_sm, bps = params.dev.max_blocks_per_sm;
-        if (d && (!json_is_object(d) || !num_in(d, "copy_engines", 1, 16, 1, &ce) ||
-                  !num_in(d, "bidirectional_derate", 0.05, 1, 0, &params.dev.bidir_derate) ||
-                  !num_in(d, "connections", 1, 32, 1, &conn) || !num_in(d, "sm_count", 1, 1024, 1, &sm) ||
-                  !num_in(d, "max_threads_per_sm", 32, 4096, 1, &tps) ||
-                  !num_in(d, "max_blocks_per_sm", 1, 64, 1, &bps) ||
-                  !num_in(d, "copy_overlap_us", 0, 1000, 0, &params.dev.copy_overlap_us)))
+        json_t *v;
+        sl_error_t perr = {0};
+        if (predict_params_override(json_object_get(j, "device"), json_object_get(j, "host"), &params, &perr))
             goto done;
-        params.dev.copy_engines = (int)ce;
-        params.dev.connections = (int)conn;
-        params.dev.sm_count = (int)sm;
-        params.dev.max_threads_per_sm = (int)tps;
-        params.dev.max_blocks_per_sm = (int)bps;
         if ((v = json_object_get(j, "variant"))) {
             int k = json_is_string(v) ? sl_enum_parse(variant_names, VARIANT__COUNT, json_string_value(v)) : -1;
             if (k < 0)
