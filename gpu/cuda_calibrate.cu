@@ -22,35 +22,30 @@
 #define CAL_KERNEL_ELEMS (1ull << 25) /* the seeds' large size */
 #define CAL_COMPUTE_ITERS 16       /* compute: time per round from 16 rounds */
 
-/* Time one copy of `bytes` on stream s with events; GB/s (bytes per ns). */
-static int time_copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s,
-                     cudaEvent_t e0, cudaEvent_t e1, double *gbps, sl_error_t *err) {
-    int rc = SL_OK;
-    float ms = 0;
-    CUDA_CHECK(cudaEventRecord(e0, s));
-    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
-    CUDA_CHECK(cudaEventRecord(e1, s));
-    CUDA_CHECK(cudaEventSynchronize(e1));
-    CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    *gbps = ms > 0 ? (double)bytes / ((double)ms * 1e6) : 0;
-cleanup:
-    return rc;
-}
-
 /* Time n back-to-back copies of total/n bytes each on stream s with events; µs. */
-static int time_batch(char *dst, const char *src, size_t total, int n, cudaMemcpyKind kind, cudaStream_t s,
+static int time_batch(void *dst, const void *src, size_t total, int n, cudaMemcpyKind kind, cudaStream_t s,
                       cudaEvent_t e0, cudaEvent_t e1, double *us, sl_error_t *err) {
     int rc = SL_OK;
     float ms = 0;
     size_t each = total / (size_t)n;
     CUDA_CHECK(cudaEventRecord(e0, s));
     for (int k = 0; k < n; k++)
-        CUDA_CHECK(cudaMemcpyAsync(dst + (size_t)k * each, src + (size_t)k * each, each, kind, s));
+        CUDA_CHECK(cudaMemcpyAsync((char *)dst + (size_t)k * each, (const char *)src + (size_t)k * each, each, kind,
+                                   s));
     CUDA_CHECK(cudaEventRecord(e1, s));
     CUDA_CHECK(cudaEventSynchronize(e1));
     CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
     *us = (double)ms * 1e3;
 cleanup:
+    return rc;
+}
+
+/* Time one copy of `bytes` on stream s with events; GB/s (bytes per ns). */
+static int time_copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s,
+                     cudaEvent_t e0, cudaEvent_t e1, double *gbps, sl_error_t *err) {
+    double us = 0;
+    int rc = time_batch(dst, src, bytes, 1, kind, s, e0, e1, &us, err);
+    *gbps = rc == SL_OK && us > 0 ? (double)bytes / (us * 1e3) : 0;
     return rc;
 }
 
@@ -162,8 +157,8 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         for (int r = -1; r < CAL_REPS; r++)
             for (int dir = 0; dir < 2; dir++) {
                 double one = 0, many = 0;
-                char *dst = dir == 0 ? (char *)d_a : (char *)h_b;
-                const char *src = dir == 0 ? (const char *)h_a : (const char *)d_b;
+                void *dst = dir == 0 ? (void *)d_a : (void *)h_b;
+                const void *src = dir == 0 ? (const void *)h_a : (const void *)d_b;
                 cudaMemcpyKind kind = dir == 0 ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
                 if ((rc = time_batch(dst, src, total, 1, kind, s0, e0, e1, &one, err)) ||
                     (rc = time_batch(dst, src, total, SETUP_COPIES, kind, s0, e0, e1, &many, err)))
