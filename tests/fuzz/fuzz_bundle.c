@@ -20,10 +20,7 @@ static machine_info_t machine;
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
-    setenv("STREAMLAB_SIM_DEVICES", "1", 1);
-    machine_discover(&machine, true, "fuzz");
-    sl_error_t err = {0};
-    machine_calibrate(&machine, &err);
+    fuzz_sim_machine(&machine);
     return 0;
 }
 

@@ -43,6 +43,15 @@ static inline void fuzz_check_error(const sl_error_t *err, int rc, const char *w
     json_decref(req.reply);
 }
 
+/* The machine a harness runs against: one simulated GPU, calibrated (the server's
+ * start-up without CUDA). For LLVMFuzzerInitialize. */
+static inline void fuzz_sim_machine(machine_info_t *m) {
+    setenv("STREAMLAB_SIM_DEVICES", "1", 1);
+    machine_discover(m, true, "fuzz");
+    sl_error_t err = {0};
+    machine_calibrate(m, &err);
+}
+
 /* http.c's request_json(): the same flags and the same retry for too-big integers. */
 static inline json_t *fuzz_load_like_server(const uint8_t *data, size_t size) {
     json_error_t jerr;
