@@ -52,7 +52,10 @@ typedef struct run {
     const machine_info_t *m;
     int ndev;
     dev_ctx_t dev[SPEC_MAX_DEVICES];
-    float *h_in, *h_out, *ref;
+    /* One host array, in place, as in the seeds: each chunk's H2D reads and its D2H
+     * writes the same pages. Separate input and output arrays made 2^25 pipelines 1.0-1.5%
+     * slower on the lent H100 (measured against bench/ref_overlap's one array). */
+    float *h_buf, *ref;
     bool pinned;
     cudaStream_t defstream;     /* cudaStreamLegacy or cudaStreamPerThread, per spec */
     bool blocking_streams;      /* created streams synchronise with the legacy stream */
@@ -307,9 +310,9 @@ static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced, dou
     if (traced && sync_call)
         r->submit_us[i] = handed_us(dc, t0);
     if (op->kind == PLAN_H2D)
-        CUDA_CHECK(cudaMemcpyAsync(dev_ptr, r->h_in + op->offset, bytes, cudaMemcpyHostToDevice, st));
+        CUDA_CHECK(cudaMemcpyAsync(dev_ptr, r->h_buf + op->offset, bytes, cudaMemcpyHostToDevice, st));
     else if (op->kind == PLAN_D2H)
-        CUDA_CHECK(cudaMemcpyAsync(r->h_out + op->offset, dev_ptr, bytes, cudaMemcpyDeviceToHost, st));
+        CUDA_CHECK(cudaMemcpyAsync(r->h_buf + op->offset, dev_ptr, bytes, cudaMemcpyDeviceToHost, st));
     else
         CUDA_CHECK(cuda_kernel_launch(s->kernel, s->kernel_iters, s->launch, dc->occupancy_grid, s->block_size,
                                       dev_ptr, op->offset, op->count, st));
@@ -395,7 +398,7 @@ cleanup:
     return rc;
 }
 
-/* One repetition: poison the output, issue the plan, wait, read the times, verify.
+/* One repetition: restore the input, issue the plan, wait, read the times, verify.
  * traced: events around every device op, and the timeline from them into tl. With
  * CUPTI on, its records give the timeline: into tl, or into tl_cupti when traced too
  * (the cross-check of the two methods on one rep). tl, tl_cupti may be NULL. */
@@ -408,7 +411,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
     size_t last = p->count;
     uint64_t bad = 0, first_bad = 0;
 
-    cuda_host_poison(r->h_out, s->size);
+    cuda_host_fill_input(s->kernel, r->h_buf, s->size);
     for (int d = 0; d < r->ndev; d++) {
         dev_ctx_t *dc = &r->dev[d];
         CUDA_CHECK(cudaSetDevice(dc->ordinal));
@@ -442,7 +445,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
         }
         if (op->kind == PLAN_HOST) {
             r->host_start_us[i] = cuda_now_us() - t0;
-            cuda_host_apply(s->kernel, s->kernel_iters, r->h_in, r->h_out, op->offset, op->count);
+            cuda_host_apply(s->kernel, s->kernel_iters, r->h_buf, r->h_buf, op->offset, op->count);
             r->host_end_us[i] = cuda_now_us() - t0;
             continue;
         }
@@ -557,9 +560,9 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
         tl->total_us = total_us;
     *total_ms = total_us / 1000.0;
 
-    bad = cuda_host_verify(s->kernel, r->h_out, r->ref, s->size, &first_bad);
+    bad = cuda_host_verify(s->kernel, r->h_buf, r->ref, s->size, &first_bad);
     if (bad) {
-        float want = r->ref[first_bad], got = r->h_out[first_bad];
+        float want = r->ref[first_bad], got = r->h_buf[first_bad];
         SL_FAIL(SL_E_VERIFY,
                 "output does not match the CPU reference in %s rep %d: %llu of %llu elements wrong, the first at %llu "
                 "(got %g, want %g)",
@@ -810,23 +813,26 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
             if (plan->ops[i].kind == PLAN_D2H)
                 r.skip_op = i;
 
-    /* ---- host memory: input, output, the CPU reference ---- */
+    /* ---- host memory: the array (input, then output), the CPU reference ---- */
     CUDA_CHECK(cudaSetDevice(r.dev[0].ordinal));
     if (r.pinned) {
         /* portable: pinned for every device of a multi_gpu run */
-        CUDA_CHECK(cudaHostAlloc((void **)&r.h_in, bytes, cudaHostAllocPortable));
-        CUDA_CHECK(cudaHostAlloc((void **)&r.h_out, bytes, cudaHostAllocPortable));
+        CUDA_CHECK(cudaHostAlloc((void **)&r.h_buf, bytes, cudaHostAllocPortable));
     } else {
-        r.h_in = (float *)malloc(bytes);
-        r.h_out = (float *)malloc(bytes);
-        if (!r.h_in || !r.h_out)
-            SL_FAIL(SL_E_NOMEM, "out of memory for %zu bytes of pageable host memory", 2 * bytes);
+        r.h_buf = (float *)malloc(bytes);
+        if (!r.h_buf)
+            SL_FAIL(SL_E_NOMEM, "out of memory for %zu bytes of pageable host memory", bytes);
     }
     r.ref = (float *)malloc(bytes);
     if (!r.ref)
         SL_FAIL(SL_E_NOMEM, "out of memory for the CPU reference (%zu bytes)", bytes);
-    cuda_host_fill_input(spec->kernel, r.h_in, spec->size);
-    cuda_host_reference(spec->kernel, spec->kernel_iters, r.h_in, r.ref, spec->size);
+    cuda_host_fill_input(spec->kernel, r.h_buf, spec->size);
+    {
+        uint64_t same = cuda_host_reference(spec->kernel, spec->kernel_iters, r.h_buf, r.ref, spec->size);
+        if (same) /* a lost D2H would leave the input there and pass */
+            SL_FAIL(SL_E_INTERNAL, "%s: %llu elements' input already equals their output; verification could "
+                    "not catch a lost copy", kernel_names[spec->kernel], (unsigned long long)same);
+    }
     if (have_host_ops) {
         r.host_start_us = (double *)calloc(plan->count, sizeof(double));
         r.host_end_us = (double *)calloc(plan->count, sizeof(double));
@@ -1109,13 +1115,10 @@ cleanup:
         free(r.op_ev);
     }
     if (r.pinned) {
-        if (r.h_in)
-            cudaFreeHost(r.h_in);
-        if (r.h_out)
-            cudaFreeHost(r.h_out);
+        if (r.h_buf)
+            cudaFreeHost(r.h_buf);
     } else {
-        free(r.h_in);
-        free(r.h_out);
+        free(r.h_buf);
     }
     free(r.ref);
     free(r.host_start_us);

@@ -50,15 +50,17 @@ cudaError_t cuda_kernel_launch(int kernel, int iters, launch_t launch, uint64_t 
 
 /* ---- cuda_host.cu: host-side helpers (threads; OpenMP for the host's timed share) ---- */
 double cuda_now_us(void); /* CLOCK_MONOTONIC, microseconds */
-/* in[i] = kernel_input(kernel, i) for i in [0, n) */
-void cuda_host_fill_input(int kernel, float *in, uint64_t n);
-/* The CPU reference: ref[i] = kernel_apply(kernel, iters, i, in[i]) for i in [0, n) */
-void cuda_host_reference(int kernel, int iters, const float *in, float *ref, uint64_t n);
+/* buf[i] = kernel_input(kernel, i) for i in [0, n), with stores that bypass the caches.
+ * Before every rep: the kernels work in place, so this restores the input and leaves
+ * every element whose D2H is lost holding a value its output never equals. */
+void cuda_host_fill_input(int kernel, float *buf, uint64_t n);
+/* The CPU reference: ref[i] = kernel_apply(kernel, iters, i, in[i]) for i in [0, n).
+ * Returns how many elements' input already passes as their output (kernel_output_ok):
+ * verification could not tell those from a lost copy, so a run needs 0. */
+uint64_t cuda_host_reference(int kernel, int iters, const float *in, float *ref, uint64_t n);
 /* The host's share of host_overlap (OpenMP, timed): out[i] = kernel_apply(kernel, iters,
  * i, in[i]) for i in [first, first + count) */
 void cuda_host_apply(int kernel, int iters, const float *in, float *out, uint64_t first, uint64_t count);
-/* Set every byte of buf to 0xff: each float a NaN that no kernel output equals. */
-void cuda_host_poison(float *buf, uint64_t n);
 /* Elements of out[0, n) that do not match ref (kernel_output_ok); first bad in *first_bad. */
 uint64_t cuda_host_verify(int kernel, const float *out, const float *ref, uint64_t n, uint64_t *first_bad);
 
