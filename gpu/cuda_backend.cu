@@ -54,7 +54,11 @@ typedef struct run {
     dev_ctx_t dev[SPEC_MAX_DEVICES];
     /* One host array, in place, as in the seeds: each chunk's H2D reads and its D2H
      * writes the same pages. Separate input and output arrays made 2^25 pipelines 1.0-1.5%
-     * slower on the lent H100 (measured against bench/ref_overlap's one array). */
+     * slower on the lent H100 (measured against bench/ref_overlap's one array). Before
+     * each rep it is memset, as the seeds do before each pipeline: where the array fits
+     * the host's cache (2^22 on the lent H100's 300 MB L3), its H2D then reads dirty
+     * lines, 12% slower than from memory after non-temporal stores (2026-11-23: seq 2^22
+     * 0.77 against 0.72 ms); the seeds' numbers include that, and so do ours. */
     float *h_buf, *ref;
     bool pinned;
     cudaStream_t defstream;     /* cudaStreamLegacy or cudaStreamPerThread, per spec */

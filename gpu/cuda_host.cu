@@ -165,36 +165,8 @@ uint64_t cuda_host_verify(int kernel, const float *out, const float *ref, uint64
     return bad;
 }
 
-static void *input_job(void *arg) {
-    host_job_t *j = (host_job_t *)arg;
-    float *buf = j->buf;
-    uint64_t i = j->lo;
-#if defined(__SSE2__)
-    /* Non-temporal stores: the written lines leave the CPU caches, so the rep's D2H
-     * writes into memory, not into dirty cache lines (which cost the lent H100's D2H a
-     * quarter of its speed at 2^22, measured against bench/ref_overlap). */
-    for (; i < j->hi && ((uintptr_t)(buf + i) & 15); i++)
-        buf[i] = kernel_input(j->kernel, i);
-    for (; i + 4 <= j->hi; i += 4)
-        _mm_stream_ps(buf + i, _mm_setr_ps(kernel_input(j->kernel, i), kernel_input(j->kernel, i + 1),
-                                           kernel_input(j->kernel, i + 2), kernel_input(j->kernel, i + 3)));
-    _mm_sfence();
-#endif
-    for (; i < j->hi; i++)
-        buf[i] = kernel_input(j->kernel, i);
-    return NULL;
-}
-
 void cuda_host_fill_input(int kernel, float *buf, uint64_t n) {
-    host_job_t jobs[MAX_JOBS];
-    int t = host_threads();
-    memset(jobs, 0, sizeof jobs);
-    for (int i = 0; i < t; i++) {
-        jobs[i].kernel = kernel;
-        jobs[i].buf = buf;
-    }
-    split(jobs, t, n);
-    run_jobs(input_job, jobs, t);
+    memset(buf, kernel_input_byte(kernel), n * sizeof *buf);
 }
 
 static void *reference_job(void *arg) {

@@ -50,9 +50,10 @@ cudaError_t cuda_kernel_launch(int kernel, int iters, launch_t launch, uint64_t 
 
 /* ---- cuda_host.cu: host-side helpers (threads; OpenMP for the host's timed share) ---- */
 double cuda_now_us(void); /* CLOCK_MONOTONIC, microseconds */
-/* buf[i] = kernel_input(kernel, i) for i in [0, n), with stores that bypass the caches.
- * Before every rep: the kernels work in place, so this restores the input and leaves
- * every element whose D2H is lost holding a value its output never equals. */
+/* buf[i] = kernel_input(kernel, i) for i in [0, n): memset on the calling thread, as
+ * the seeds do before each pipeline. Before every rep: the kernels work in place, so
+ * this restores the input and leaves every element whose D2H is lost holding a value
+ * its output never equals. */
 void cuda_host_fill_input(int kernel, float *buf, uint64_t n);
 /* The CPU reference: ref[i] = kernel_apply(kernel, iters, i, in[i]) for i in [0, n).
  * Returns how many elements' input already passes as their output (kernel_output_ok):

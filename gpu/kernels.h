@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "backend.h"
 
@@ -18,11 +19,19 @@
 #define SL_HD static inline
 #endif
 
-/* The host input buffer: blog and compute start from 0 (the blog's memset); fill
- * overwrites, so its input is a sentinel that no output equals. */
+/* The host input is one byte repeated, so that it is written with memset before every
+ * rep, as the seeds do: 0x00 (0.0f) for blog and compute (the blog's memset); 0xff for
+ * fill, which overwrites: a NaN, which no output equals and kernel_output_ok fails. */
+SL_HD unsigned char kernel_input_byte(int kernel) {
+    return kernel == KERNEL_FILL ? 0xff : 0x00;
+}
+
 SL_HD float kernel_input(int kernel, uint64_t i) {
     (void)i;
-    return kernel == KERNEL_FILL ? -1.0f : 0.0f;
+    uint32_t bits = 0x01010101u * kernel_input_byte(kernel);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
 }
 
 /* blog: the kernel of "How to Overlap Data Transfers in CUDA C/C++" and the seeds:
