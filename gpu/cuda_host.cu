@@ -75,8 +75,8 @@ static void *helper_main(void *arg) {
  * reference's: +75..+345 us (about 1 us a stream) with the helpers free to run on the
  * issuing CPU and the caller doing a share, then sleeping in join; 0..+140 us so; and
  * -80..+10 us with no verification at all (it was the verification: skipping the
- * output's poison (as it was then), reading either array alone, flushing each verified line or sleeping as
- * long did not show it or did not help). */
+ * output's poison (two arrays then), reading either array alone, flushing each
+ * verified line or sleeping as long did not show it or did not help). */
 static void run_jobs(void *(*fn)(void *), host_job_t *jobs, int n) {
     pthread_t tid[MAX_JOBS];
     helper_t help[MAX_JOBS];
