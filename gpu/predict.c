@@ -258,10 +258,7 @@ int predict_params_override(json_t *device, json_t *host, predict_params_t *p, s
         const char *key;
         json_t *val;
         json_object_foreach(device, key, val) {
-            bool known = false;
-            for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-                known |= strcmp(key, fields[i]) == 0;
-            if (!known)
+            if (sl_enum_parse(fields, (int)(sizeof fields / sizeof fields[0]), key) < 0)
                 return sl_error_set(err, SL_E_INVALID, "device", "unknown device field \"%.64s\"", key);
         }
         if ((rc = override_num(device, "device", "copy_engines", 1, 16, true, &ce, err)) ||

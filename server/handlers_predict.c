@@ -92,10 +92,7 @@ void handle_predict(request_t *req) {
     const char *key;
     json_t *val;
     json_object_foreach(body, key, val) {
-        bool known = false;
-        for (size_t i = 0; i < sizeof predict_fields / sizeof predict_fields[0]; i++)
-            known |= strcmp(key, predict_fields[i]) == 0;
-        if (!known) {
+        if (sl_enum_parse(predict_fields, (int)(sizeof predict_fields / sizeof predict_fields[0]), key) < 0) {
             reply_errorf(req, SL_E_INVALID, key, "unknown field \"%.64s\"", key);
             goto done;
         }
