@@ -188,7 +188,10 @@ int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, js
         }
     }
     best = *chosen;
-    char reason[512];
+    char reason[512], measured_how[96] = "";
+    if (json_array_size(trials))
+        snprintf(measured_how, sizeof measured_how, ", the first %d also as a CUDA graph; kept the fastest measured",
+                 GRAPH_TRIALS);
     snprintf(reason, sizeof reason,
              "%s %d candidates on the engine-queue model with %.128s's calibration "
              "(bidirectional %.1f GB/s, %d copy engines)%s",
@@ -197,7 +200,7 @@ int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, js
                                      : "fastest of",
              tried, dev.name,
              dev.calib.bidir_gbps, dev.async_engines,
-             json_array_size(trials) ? ", the first 6 also as a CUDA graph; kept the fastest measured" : "");
+             measured_how);
     *why = json_pack("{s:s, s:i, s:i, s:i, s:b, s:f, s:i, s:s, s:o}", "variant", variant_names[best.variant],
                      "streams", best.streams, "chunks", best.chunks, "chunk_ramp", best.chunk_ramp, "graph", best.graph,
                      "predicted_ms", best_ms,
