@@ -86,12 +86,14 @@ void model_default_host(model_host_t *h) {
     h->sync_us = 2.0;
 }
 
-/* When an op's completion is visible to work that depends on it. */
-static double signal_time(const sim_t *s, int i) {
+/* When op i's completion is visible to op `to`, which depends on it. A pre-Hyper-Q run
+ * of back-to-back kernels signals other work only when the run ends; a kernel of the
+ * same run follows its predecessor at once (else the run waits for its own end). */
+static double signal_time(const sim_t *s, int i, int to) {
     const op_state_t *o = &s->st[i];
     if (!o->done)
         return NEVER;
-    if (o->batch_last >= 0 && o->batch_last != i) {
+    if (o->batch_last >= 0 && o->batch_last != i && s->st[to].batch_last != o->batch_last) {
         const op_state_t *last = &s->st[o->batch_last];
         return last->done ? last->end : NEVER;
     }
@@ -104,7 +106,7 @@ static bool legacy_all_before_done(const sim_t *s, size_t i) {
         const model_op_t *pj = &s->in->ops[j];
         if (!is_device_op(pj->kind) || pj->device != op->device || pj->non_blocking_stream)
             continue;
-        if (signal_time(s, (int)j) > s->now + EPS)
+        if (signal_time(s, (int)j, (int)i) > s->now + EPS)
             return false;
     }
     return true;
@@ -118,17 +120,17 @@ static double ready_time(const sim_t *s, size_t i) {
         return NEVER;
     double t = o->submit, sig;
     if (o->prev_stream >= 0) {
-        if ((sig = signal_time(s, o->prev_stream)) == NEVER)
+        if ((sig = signal_time(s, o->prev_stream, (int)i)) == NEVER)
             return NEVER;
         t = fmax(t, sig + op->gap_us);
     }
     if (o->event_src >= 0) {
-        if ((sig = signal_time(s, o->event_src)) == NEVER)
+        if ((sig = signal_time(s, o->event_src, (int)i)) == NEVER)
             return NEVER;
         t = fmax(t, sig + op->gap_us);
     }
     if (o->legacy_barrier >= 0) {
-        if ((sig = signal_time(s, o->legacy_barrier)) == NEVER)
+        if ((sig = signal_time(s, o->legacy_barrier, (int)i)) == NEVER)
             return NEVER;
         t = fmax(t, sig);
     }

@@ -143,6 +143,21 @@ def test_device_override_is_used(lab):
     check(a > b, f"more than with 2 engines ({b} ms)", a, "8 streams on 1 copy engine")
 
 
+def test_one_hardware_queue_breadth_first_on_one_stream_is_serial(lab):
+    """connections 1 (pre-Hyper-Q): one stream issued breadth-first runs its kernels back to
+    back, each after the one before. The model once waited for the run's end before
+    starting its second kernel, stalled, and answered 500 (found by fuzz_trace)."""
+    trace = make_trace(CHUNKS, gap_us=0.0)
+    body = {"trace": trace, "variant": "async_v2", "streams": [1], "chunks": "trace",
+            "device": {"connections": 1, "copy_engines": 1, "copy_overlap_us": 0}}
+    out = predict(lab[0], body)
+    p = out["predictions"][0]
+    check_prediction(p, "async_v2", 1, CHUNKS, "async_v2, 1 stream, 1 connection")
+    serial_ms = sum(o["end_us"] - o["start_us"] for o in trace["ops"]) / 1000.0
+    check(p["total_ms"] >= serial_ms - 1e-9, f"at least the ops end to end ({serial_ms} ms): one stream is serial",
+          p["total_ms"], "async_v2, 1 stream, 1 connection")
+
+
 def test_copy_overlap_override_is_used(lab):
     """Breadth-first issue queues every H2D behind the one before it: each hides
     copy_overlap_us of its time, so a larger saving predicts a shorter pipeline."""

@@ -131,6 +131,20 @@ TEST(two_copy_engines_without_hyperq_depth_first_wins) {
     CHECK(t1 < t2);
 }
 
+/* Without Hyper-Q a run of back-to-back kernels signals other queues only when the run
+ * ends, but within its own stream each kernel still follows the one before: one stream
+ * issued breadth-first is strictly serial (the model used to wait for the run's end
+ * before starting the run's second kernel, and stalled: found by fuzz_trace). */
+TEST(one_stream_kernel_run_without_hyperq_is_serial) {
+    model_op_t ops[9];
+    size_t n = 0;
+    for (int c = 0; c < 3; c++) ops[n++] = op(PLAN_H2D, 0, c, 10);
+    for (int c = 0; c < 3; c++) ops[n++] = op(PLAN_KERNEL, 0, c, 10);
+    for (int c = 0; c < 3; c++) ops[n++] = op(PLAN_D2H, 0, c, 10);
+    CHECK_NEAR(90.0, total_of(ops, n, 2, 1), 1e-6);
+    CHECK_NEAR(90.0, total_of(ops, n, 1, 1), 1e-6);
+}
+
 TEST(hyperq_either_order_performs) {
     model_op_t v1[12], v2[12];
     size_t n1 = pipeline(v1, 4, false, 10, 10, 10), n2 = pipeline(v2, 4, true, 10, 10, 10);
@@ -612,6 +626,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(two_streams_overlap_copy_with_compute),
     TEST_ENTRY(one_copy_engine_breadth_first_wins),
     TEST_ENTRY(two_copy_engines_without_hyperq_depth_first_wins),
+    TEST_ENTRY(one_stream_kernel_run_without_hyperq_is_serial),
     TEST_ENTRY(hyperq_either_order_performs),
     TEST_ENTRY(connection_limit_makes_false_dependencies),
     TEST_ENTRY(small_kernels_share_the_sms),
