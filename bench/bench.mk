@@ -21,3 +21,17 @@ $(BENCH_REF_BIN): bench/ref_overlap.cu
 .PHONY: bench-gpu
 bench-gpu: $(BENCH_GPU_BIN) $(BENCH_REF_BIN)
 	@sh bench/run_gpu.sh $(BENCH_GPU_BIN) $(BENCH_REF_BIN) $(BENCH_GPU_FLAGS)
+
+# Zero-copy against the copy engines, in plain CUDA sharing no code with streamlab:
+# DMA alone and both ways (the floor's basis), then the blog kernel in place on a
+# mapped pinned array in several shapes, at 2^22 and 2^25, every rep verified.
+BENCH_ZC_BIN := $(BUILD)/bench/probe_zero_copy
+$(BENCH_ZC_BIN): bench/probe_zero_copy.cu
+	@mkdir -p $(dir $@)
+	@if [ -z "$(NVCC)" ]; then echo "bench-zero-copy: nvcc not found"; exit 1; fi
+	$(NVCC) $(NVCCFLAGS) -o $@ $<
+
+.PHONY: bench-zero-copy
+bench-zero-copy: $(BENCH_ZC_BIN)
+	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
+	  echo "bench-zero-copy: skipped (no GPU)"; else $(BENCH_ZC_BIN) 15; fi

@@ -310,15 +310,19 @@ int main(int argc, char **argv) {
                 result_free(&r);
             }
         }
-        /* beyond the seeds: one stream per engine chained by events, and the tuned variant
-         * (issue order, streams, chunks and chunk ramp chosen on the model), in the same run */
+        /* beyond the seeds: one stream per engine chained by events, zero-copy (no copies:
+         * one grid-stride kernel on the mapped host array), and the tuned variant (issue
+         * order, streams, chunks and chunk ramp chosen on the model), in the same run */
         static const int es_chunks[] = {8, 16, 32, 64};
-        for (int k = -1; k < 4; k++) {
+        for (int k = -1; k < 5; k++) {
             spec_t s;
-            spec_defaults(&s, k < 0 ? VARIANT_TUNED : VARIANT_ENGINE_STREAMS);
+            bool zc = k == 4;
+            spec_defaults(&s, k < 0 ? VARIANT_TUNED : zc ? VARIANT_ZERO_COPY : VARIANT_ENGINE_STREAMS);
             s.size = size;
-            s.streams = k < 0 ? 8 : 3;
-            s.chunks = k < 0 ? 8 : es_chunks[k];
+            if (!zc) {
+                s.streams = k < 0 ? 8 : 3;
+                s.chunks = k < 0 ? 8 : es_chunks[k];
+            }
             s.reps = reps;
             s.warmup = warmup;
             s.backend = BACKEND_CUDA;
@@ -326,7 +330,7 @@ int main(int argc, char **argv) {
             memset(&r, 0, sizeof r);
             memset(&err, 0, sizeof err);
             if (backend_run(&s, &m, &r, &err) != SL_OK) {
-                printf("%-14s error: %s\n", k < 0 ? "tuned" : "engine_streams", err.message);
+                printf("%-14s error: %s\n", k < 0 ? "tuned" : zc ? "zero_copy" : "engine_streams", err.message);
                 errors++;
                 continue;
             }
@@ -339,6 +343,12 @@ int main(int argc, char **argv) {
                 printf("  tuned vs the best fixed configuration measured above (%s, %.3f ms): %.3f\n", best_fixed,
                        best_fixed_ms, best_fixed_ms > 0 ? r.total_ms.median / best_fixed_ms : 0);
                 free(why);
+            } else if (zc) {
+                printf("%-10s %7s %12.3f %10.3f %10s %9s %9.3f %10.2f %8.2f  (no copies: one grid-stride kernel on "
+                       "mapped memory, %.3f of the best fixed)\n",
+                       "zero_copy", "1", r.total_ms.median, r.total_ms.min, "", "", r.floor_ms,
+                       r.floor_ms > 0 ? r.floor_ms / r.total_ms.median : 0, r.overlap,
+                       best_fixed_ms > 0 ? r.total_ms.median / best_fixed_ms : 0);
             } else {
                 printf("%-10s %7s %12.3f %10.3f %10s %9s %9.3f %10.2f %8.2f  (3 streams, %d chunks)\n", "engine_str",
                        "3", r.total_ms.median, r.total_ms.min, "", "", r.floor_ms,

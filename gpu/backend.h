@@ -50,7 +50,7 @@ int sl_error_set(sl_error_t *err, sl_code_t code, const char *field, const char 
 typedef enum {
     VARIANT_SEQUENTIAL, VARIANT_ASYNC_V1, VARIANT_ASYNC_V2, VARIANT_ROUND_ROBIN,
     VARIANT_ENGINE_STREAMS, VARIANT_CPU, VARIANT_HOST_OVERLAP, VARIANT_MULTI_GPU,
-    VARIANT_TUNED, VARIANT__COUNT
+    VARIANT_TUNED, VARIANT_ZERO_COPY, VARIANT__COUNT
 } variant_t;
 typedef enum { KERNEL_BLOG, KERNEL_FILL, KERNEL_COMPUTE, KERNEL__COUNT } kernel_kind_t;
 typedef enum { LAUNCH_CHUNK, LAUNCH_MAX_OCCUPANCY, LAUNCH__COUNT } launch_t;
@@ -182,6 +182,8 @@ typedef struct calibration {
     double kernel_ns_per_elem[KERNEL__COUNT]; /* compute: per iteration */
     double copy_submit_us;           /* host time to issue one cudaMemcpyAsync (median) */
     double kernel_launch_us;         /* host time to issue one kernel launch (median) */
+    double zero_copy_gbps;           /* each direction while a kernel reads and writes pinned
+                                      * host memory itself (mapped, no copies); 0: unknown */
     double copy_setup_us;            /* device time a copy costs beyond its bytes at the peak
                                       * rate, queued behind another on its engine (median);
                                       * 0: not measured (the sim's built-in latency) */

@@ -32,6 +32,7 @@
 typedef struct dev_ctx {
     int ordinal;                /* CUDA device */
     float *d_buf;               /* elements [lo, hi) of the array */
+    float *h_mapped;            /* zero_copy: the host array as this device addresses it */
     uint64_t lo, hi;
     cudaStream_t *streams;      /* plan->streams created streams */
     int nstreams;
@@ -302,7 +303,7 @@ static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced, dou
     const spec_t *s = r->spec;
     dev_ctx_t *dc = &r->dev[op->device];
     int rc = SL_OK;
-    float *dev_ptr = dc->d_buf + (op->offset - dc->lo);
+    float *dev_ptr = r->plan->zero_copy ? dc->h_mapped + op->offset : dc->d_buf + (op->offset - dc->lo);
     size_t bytes = op->count * sizeof(float);
     /* a synchronous call (pageable memory, blocking ops) returns after its copy ran:
      * only its start bounds the op; an asynchronous one hands the op over on return */
@@ -674,8 +675,15 @@ static int setup_device(run_t *r, int d, sl_error_t *err) {
     if (dc->lo > dc->hi)
         dc->lo = dc->hi = 0;
     CUDA_CHECK(cudaSetDevice(dc->ordinal));
-    if (dc->hi > dc->lo)
+    if (p->zero_copy) {
+        int can_map = 0;
+        CUDA_CHECK(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, dc->ordinal));
+        if (!can_map)
+            SL_FAIL(SL_E_INVALID, "device %d cannot map host memory: zero_copy cannot run on it", dc->ordinal);
+        CUDA_CHECK(cudaHostGetDevicePointer((void **)&dc->h_mapped, r->h_buf, 0));
+    } else if (dc->hi > dc->lo) {
         CUDA_CHECK(cudaMalloc(&dc->d_buf, (dc->hi - dc->lo) * sizeof(float)));
+    }
     CUDA_CHECK(cudaEventCreate(&dc->rep_start));
     CUDA_CHECK(cudaEventCreate(&dc->rep_stop));
     dc->nstreams = p->streams;
@@ -821,7 +829,8 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     CUDA_CHECK(cudaSetDevice(r.dev[0].ordinal));
     if (r.pinned) {
         /* portable: pinned for every device of a multi_gpu run */
-        CUDA_CHECK(cudaHostAlloc((void **)&r.h_buf, bytes, cudaHostAllocPortable));
+        CUDA_CHECK(cudaHostAlloc((void **)&r.h_buf, bytes,
+                                 cudaHostAllocPortable | (plan->zero_copy ? cudaHostAllocMapped : 0u)));
     } else {
         r.h_buf = (float *)malloc(bytes);
         if (!r.h_buf)
@@ -1051,8 +1060,11 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                                                                                  : "cudaStreamPerThread"));
         json_object_set_new(extra, "stream_flags", json_string(r.blocking_streams ? "cudaStreamDefault"
                                                                                   : "cudaStreamNonBlocking"));
-        json_object_set_new(extra, "host_memory", json_string(r.pinned ? "pinned (cudaHostAlloc, portable)"
-                                                                       : "pageable (malloc)"));
+        json_object_set_new(extra, "host_memory",
+                            json_string(plan->zero_copy ? "pinned and mapped (cudaHostAlloc, portable | mapped): the "
+                                                          "kernels read and write it over PCIe, no copies"
+                                        : r.pinned ? "pinned (cudaHostAlloc, portable)"
+                                                   : "pageable (malloc)"));
         json_object_set_new(extra, "warmup", json_integer(spec->warmup));
         if (spec->reps_auto) {
             stats_t st;

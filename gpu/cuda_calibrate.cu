@@ -1,7 +1,8 @@
 /* cuda_calibrate.cu — cuda_calibrate: one device's copy bandwidths and kernel costs,
  * the numbers the floor and the simulator are built on. Pinned H2D and D2H alone,
  * both at once (each direction's rate while the other runs), pageable H2D and D2H,
- * and each kernel's time per element. Large transfers (256 MiB) so that latency does
+ * a kernel reading and writing mapped pinned memory itself (zero-copy, both ways at
+ * once), and each kernel's time per element. Large transfers (256 MiB) so that latency does
  * not count; each repeated, keeping the peak and (bidirectional) the lowest seen: on
  * the lent H100s the bidirectional rate moves between 43.8 and 50.2 GB/s per direction
  * from one call to the next (issue 4). About a second on an H100, the bidirectional
@@ -83,7 +84,9 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     while (bytes > (16u << 20) && 2 * bytes + (256u << 20) > free_b)
         bytes /= 2;
-    CUDA_CHECK(cudaMallocHost((void **)&h_a, bytes));
+    /* mapped: the zero-copy rate is measured on it (on a 64-bit host with unified
+     * addressing every pinned allocation is mapped anyway; the copies see no difference) */
+    CUDA_CHECK(cudaHostAlloc((void **)&h_a, bytes, cudaHostAllocMapped));
     CUDA_CHECK(cudaMallocHost((void **)&h_b, bytes));
     p_a = (float *)malloc(bytes);
     if (!p_a)
@@ -203,6 +206,28 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         }
         qsort(kms, CAL_REPS, sizeof kms[0], cmp_float);
         c.kernel_ns_per_elem[k] = (double)kms[CAL_REPS / 2] * 1e6 / (double)elems / iters;
+    }
+    /* zero-copy: a kernel loading and storing every element of the mapped array itself,
+     * both directions at once over PCIe; the peak of CAL_REPS, bytes each way. On the
+     * lent H100 (2026-11-23) 41.5 GB/s, where the copy engines move 49-50 each way. */
+    {
+        float *mapped = NULL;
+        int can_map = 0;
+        CUDA_CHECK(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, ordinal));
+        if (can_map) {
+            CUDA_CHECK(cudaHostGetDevicePointer((void **)&mapped, h_a, 0));
+            for (int r = -1; r < CAL_REPS; r++) {
+                float ms = 0;
+                CUDA_CHECK(cudaEventRecord(e0, s0));
+                CUDA_CHECK(cuda_zero_copy_touch(mapped, bytes / sizeof(float), 256, s0));
+                CUDA_CHECK(cudaEventRecord(e1, s0));
+                CUDA_CHECK(cudaEventSynchronize(e1));
+                CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+                g = ms > 0 ? (double)bytes / ((double)ms * 1e6) : 0;
+                if (r >= 0 && g > c.zero_copy_gbps)
+                    c.zero_copy_gbps = g;
+            }
+        }
     }
     /* host costs of issuing (the model's submission costs): batches of small async
      * copies and of one-block kernel launches into one stream; median per call */

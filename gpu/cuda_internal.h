@@ -48,6 +48,10 @@ cudaError_t cuda_kernel_occupancy(int kernel, int block_size, int *blocks_per_sm
 cudaError_t cuda_kernel_launch(int kernel, int iters, launch_t launch, uint64_t grid, int block_size,
                                float *chunk, uint64_t first, uint64_t count, cudaStream_t stream);
 
+/* A grid-stride read and write of mapped[0, n) (host memory through its device mapping),
+ * grid = SMs x occupancy: the zero-copy rate's calibration. Returns the launch error. */
+cudaError_t cuda_zero_copy_touch(float *mapped, uint64_t n, int block_size, cudaStream_t stream);
+
 /* ---- cuda_host.cu: host-side helpers (threads; OpenMP for the host's timed share) ---- */
 double cuda_now_us(void); /* CLOCK_MONOTONIC, microseconds */
 /* buf[i] = kernel_input(kernel, i) for i in [0, n): memset on the calling thread, as

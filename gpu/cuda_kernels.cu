@@ -72,3 +72,25 @@ cudaError_t cuda_kernel_launch(int kernel, int iters, launch_t launch, uint64_t 
     void *args[] = {&chunk, &first, &count, &iters};
     return cudaLaunchKernel((const void *)fn, dim3((unsigned)blocks), dim3((unsigned)block_size), args, 0, stream);
 }
+
+/* The zero-copy calibration: a light read and write of every element, so that what is
+ * timed is PCIe carrying the loads and stores both ways, not arithmetic. */
+__global__ void zero_copy_touch(float *__restrict__ a, uint64_t n) {
+    uint64_t step = (uint64_t)blockDim.x * gridDim.x;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+        a[i] = a[i] * 0.5f + 1.0f;
+}
+
+cudaError_t cuda_zero_copy_touch(float *mapped, uint64_t n, int block_size, cudaStream_t stream) {
+    int dev = 0, sms = 0, bps = 0;
+    cudaError_t e;
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
+        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, zero_copy_touch, block_size, 0)) != cudaSuccess)
+        return e;
+    if (sms < 1 || bps < 1)
+        return cudaErrorInvalidConfiguration;
+    void *args[] = {&mapped, &n};
+    return cudaLaunchKernel((const void *)zero_copy_touch, dim3((unsigned)(sms * bps)), dim3((unsigned)block_size),
+                            args, 0, stream);
+}

@@ -45,6 +45,9 @@ void sim_device_info(device_info_t *d, int index) {
     c->kernel_ns_per_elem[KERNEL_BLOG] = 0.54e6 / 33554432.0; /* API.md's H100 example: 0.54 ms at 2^25 */
     c->kernel_ns_per_elem[KERNEL_FILL] = 4.0 / 3.0e3;         /* 4 bytes at ~3 TB/s */
     c->kernel_ns_per_elem[KERNEL_COMPUTE] = 0.004;            /* per round; assumed */
+    /* a grid-stride blog kernel in place on 2^25 mapped pinned elements: 3.238 ms, i.e.
+     * 41.5 GB/s each way (H100 GPU-1ee55528, 2026-11-23, bench/probe_zero_copy.cu) */
+    c->zero_copy_gbps = 41.5;
     c->copy_submit_us = 2.3;   /* H100 host (issue 3) */
     c->kernel_launch_us = 4.0; /* H100 host (issue 3) */
     c->samples = 0;
@@ -158,9 +161,10 @@ json_t *machine_to_json(const machine_info_t *m) {
         for (int k = 0; kernel_ns && k < KERNEL__COUNT; k++)
             json_object_set_new(kernel_ns, kernel_names[k], json_real(c->kernel_ns_per_elem[k]));
         json_t *calib = c->valid
-            ? json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:f, s:f, s:f, s:i}", "h2d_gbps", c->h2d_gbps,
+            ? json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:f, s:f, s:f, s:i}", "h2d_gbps", c->h2d_gbps,
                         "d2h_gbps", c->d2h_gbps, "bidir_gbps", c->bidir_gbps, "bidir_gbps_min", c->bidir_gbps_min,
                         "pageable_h2d_gbps", c->pageable_h2d_gbps, "pageable_d2h_gbps", c->pageable_d2h_gbps,
+                        "zero_copy_gbps", c->zero_copy_gbps,
                         "kernel_ns_per_elem", kernel_ns, "copy_submit_us", c->copy_submit_us, "kernel_launch_us",
                         c->kernel_launch_us, "copy_setup_us", c->copy_setup_us, "samples", c->samples)
             : (json_decref(kernel_ns), json_null());

@@ -6,7 +6,8 @@
  *   async_v2        all H2D, then all kernels, then all D2H (breadth-first)
  *   engine_streams  one stream per engine (H2D, compute, D2H), chunks chained by events
  *   host_overlap    a GPU share issued async, then the host's share (or sync first)
- *   multi_gpu       the array split over devices, async_v1 within each, issued interleaved */
+ *   multi_gpu       the array split over devices, async_v1 within each, issued interleaved
+ *   zero_copy       per chunk, in stream chunk % streams: a kernel on the mapped host array */
 #include "plan.h"
 
 #include <math.h>
@@ -162,6 +163,21 @@ nomem:
     return SL_E_NOMEM;
 }
 
+static int build_zero_copy(plan_t *p, const spec_t *s) {
+    p->zero_copy = true;
+    for (int c = 0; c < s->chunks; c++) {
+        uint64_t off, n;
+        plan_spec_chunk(s, s->size, c, &off, &n);
+        int st = c % s->streams;
+        PUSH(p, PLAN_KERNEL, 0, st, c, off, n, false);
+        if (s->flush == FLUSH_STREAM_QUERY)
+            PUSH(p, PLAN_QUERY, 0, st, c, 0, 0, false);
+    }
+    return SL_OK;
+nomem:
+    return SL_E_NOMEM;
+}
+
 static int build_host_overlap(plan_t *p, const spec_t *s, sl_error_t *err) {
     uint64_t host_n = (uint64_t)((double)s->size * s->host_share);
     uint64_t gpu_n = s->size - host_n;
@@ -219,6 +235,8 @@ int plan_build(const spec_t *spec, plan_t *plan, sl_error_t *err) {
         (spec->chunk_ramp > 0 && ((uint64_t)spec->chunks << spec->chunk_ramp) > spec->size))
         return sl_error_set(err, SL_E_INVALID, "chunks", "chunks must be between 1 and size (%llu)",
                             (unsigned long long)spec->size);
+    if (spec->variant == VARIANT_ZERO_COPY && spec->host_memory != HOSTMEM_PINNED)
+        return sl_error_set(err, SL_E_INVALID, "host_memory", "zero_copy maps the host array: it must be pinned");
     int rc;
     switch (spec->variant) {
     case VARIANT_SEQUENTIAL: rc = build_sequential(plan, spec); break;
@@ -228,6 +246,7 @@ int plan_build(const spec_t *spec, plan_t *plan, sl_error_t *err) {
     case VARIANT_ENGINE_STREAMS: rc = build_engine_streams(plan, spec); break;
     case VARIANT_HOST_OVERLAP: rc = build_host_overlap(plan, spec, err); break;
     case VARIANT_MULTI_GPU: rc = build_multi_gpu(plan, spec, err); break;
+    case VARIANT_ZERO_COPY: rc = build_zero_copy(plan, spec); break;
     default:
         return sl_error_set(err, SL_E_INTERNAL, "variant", "variant %s has no plan", variant_names[spec->variant]);
     }
@@ -263,9 +282,12 @@ static int has_copy(const plan_t *p, plan_kind_t kind, const range_t *r) {
 
 int plan_check_coverage(const plan_t *p, sl_error_t *err) {
     size_t n = 0;
-    for (size_t i = 0; i < p->count; i++)
+    for (size_t i = 0; i < p->count; i++) {
         if (p->ops[i].kind == PLAN_KERNEL || p->ops[i].kind == PLAN_HOST)
             n++;
+        if (p->zero_copy && (p->ops[i].kind == PLAN_H2D || p->ops[i].kind == PLAN_D2H))
+            return sl_error_set(err, SL_E_INTERNAL, "variant", "a zero-copy plan holds a copy (op %zu)", i);
+    }
     range_t *r = calloc(n ? n : 1, sizeof *r);
     if (!r)
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory checking the plan");
@@ -282,7 +304,7 @@ int plan_check_coverage(const plan_t *p, sl_error_t *err) {
                               (unsigned long long)next);
         next = r[i].offset + r[i].count;
         /* Copies are matched per chunk; small plans only (the check is quadratic). */
-        if (rc == SL_OK && r[i].kind == PLAN_KERNEL && n <= 4096 &&
+        if (rc == SL_OK && r[i].kind == PLAN_KERNEL && n <= 4096 && !p->zero_copy &&
             (!has_copy(p, PLAN_H2D, &r[i]) || !has_copy(p, PLAN_D2H, &r[i])))
             rc = sl_error_set(err, SL_E_INTERNAL, "chunks", "kernel chunk at %llu lacks its copies",
                               (unsigned long long)r[i].offset);

@@ -43,6 +43,8 @@ typedef struct plan {
     int devices;       /* devices used */
     int events;        /* events used by wait/record */
     bool legacy_default; /* default-stream ops follow legacy semantics */
+    bool zero_copy;    /* kernels read and write the pinned host array through its device
+                        * mapping: no copies, no device buffer */
     uint64_t size;
     char why[256];     /* tuned: what was chosen and why */
 } plan_t;
@@ -52,7 +54,7 @@ typedef struct plan {
 int plan_build(const spec_t *spec, plan_t *plan, sl_error_t *err);
 void plan_free(plan_t *plan);
 /* Every element in [0, size) is covered by exactly one kernel or host op, and each
- * device-side kernel chunk has its H2D and D2H over the same range. */
+ * device-side kernel chunk has its H2D and D2H over the same range (zero_copy: none). */
 int plan_check_coverage(const plan_t *plan, sl_error_t *err);
 /* Chunk c of n over size elements: the first size % n chunks get one more element. */
 void plan_chunk_range(uint64_t size, int n, int c, uint64_t *offset, uint64_t *count);

@@ -204,6 +204,10 @@ int spec_from_json(json_t *obj, spec_t *out, sl_error_t *err) {
         return sl_error_set(err, SL_E_INVALID, "host_share",
                             "host_share %.3f leaves %llu elements for the GPU's %d chunks", s.host_share,
                             (unsigned long long)(s.size - (uint64_t)((double)s.size * s.host_share)), s.chunks);
+    if (s.variant == VARIANT_ZERO_COPY && s.host_memory != HOSTMEM_PINNED)
+        return sl_error_set(err, SL_E_INVALID, "host_memory",
+                            "zero_copy's kernels read and write the host array through its device mapping, "
+                            "which needs pinned memory (host_memory \"pinned\")");
     if (s.variant == VARIANT_MULTI_GPU && s.device_count < 2)
         return sl_error_set(err, SL_E_INVALID, "devices", "multi_gpu needs at least 2 devices");
     if (s.variant != VARIANT_MULTI_GPU && s.device_count > 1)

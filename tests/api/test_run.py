@@ -238,7 +238,7 @@ def test_timeline_of_a_queued_experiment_is_not_200(idle_server):
 
 
 VARIANTS = ["sequential", "async_v1", "async_v2", "round_robin", "engine_streams", "cpu",
-            "host_overlap", "multi_gpu", "tuned"]
+            "host_overlap", "multi_gpu", "tuned", "zero_copy"]
 
 
 def test_every_variant_runs_to_done_on_the_sim(make_server):
@@ -255,6 +255,39 @@ def test_every_variant_runs_to_done_on_the_sim(make_server):
         if exp["status"] != "done" or not (exp.get("result") or {}).get("verified"):
             failed[v] = (exp["status"], exp.get("error"))
     check(not failed, "every variant done and verified", failed, "variants on the sim")
+
+
+def test_zero_copy_runs_kernels_only_on_pinned_memory(make_server):
+    """zero_copy: the kernels read and write the pinned host array through its device
+    mapping. Its defaults (one stream, a grid-stride launch) are stored, its timeline
+    holds kernels only, and the machine's calibration carries the zero-copy rate. On
+    pageable memory it is refused (422 naming host_memory) and nothing is stored."""
+    srv = make_server()
+    cal = srv.machines()[0]["gpus"][0]["calibration"]
+    check(is_number(cal.get("zero_copy_gbps")) and cal["zero_copy_gbps"] > 0, "calibration.zero_copy_gbps > 0",
+          cal.get("zero_copy_gbps"), "GET /api/machines")
+    exp = srv.wait_done(srv.create({"variant": "zero_copy", "size": 1 << 20, "reps": 2, "warmup": 0})["id"])
+    spec, res = exp["spec"], exp["result"]
+    check((spec["streams"], spec["chunks"], spec["launch"], spec["host_memory"]) == (1, 1, "max_occupancy", "pinned"),
+          "zero_copy's defaults: 1 stream, 1 chunk, max_occupancy, pinned",
+          (spec["streams"], spec["chunks"], spec["launch"], spec["host_memory"]), "stored spec")
+    check(res["verified"] is True and res["h2d_ms"] == 0 and res["d2h_ms"] == 0 and res["kernel_ms"] > 0,
+          "verified, kernel time only", {k: res[k] for k in ("verified", "h2d_ms", "kernel_ms", "d2h_ms")}, "result")
+    check(0 < res["efficiency"] < 1, "0 < efficiency < 1 (zero-copy moves less than the copy engines' floor)",
+          res["efficiency"], "result.efficiency")
+    eid = srv.wait_done(srv.create({"variant": "zero_copy", "size": 1000003, "streams": 3, "chunks": 7,
+                                    "launch": "chunk", "reps": 2, "warmup": 0})["id"])["id"]
+    ops = timeline(srv, eid)["ops"]
+    check(sorted((o["op"], o["chunk"], o["stream"]) for o in ops) == [("kernel", c, c % 3) for c in range(7)],
+          "7 kernels, chunk c on stream c % 3, no copies", [(o["op"], o["chunk"], o["stream"]) for o in ops],
+          "zero_copy timeline")
+    before = len(srv.list_all())
+    expect_error(srv.post("/api/experiments", small("zero_copy", host_memory="pageable")), 422, field="host_memory")
+    check(len(srv.list_all()) == before, f"{before} experiments (the refusal stored nothing)", len(srv.list_all()),
+          "after a refused zero_copy")
+    tuned = srv.wait_done(srv.create(small("tuned", reps=2, warmup=0))["id"])["result"]["extra"]["tuned"]
+    check(tuned.get("launch") in ("chunk", "max_occupancy") and tuned.get("variant") and tuned["candidates"] > 300,
+          "tuned records its variant, launch and candidates (pipelines and zero-copy)", tuned, "extra.tuned")
 
 
 def test_multi_gpu_timeline_uses_both_devices(make_server):

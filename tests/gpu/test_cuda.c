@@ -114,7 +114,7 @@ static void check_run(const spec_t *s) {
 static void test_matrix(uint64_t size, int streams, bool all_options) {
     static const variant_t variants[] = {VARIANT_SEQUENTIAL, VARIANT_ASYNC_V1,       VARIANT_ASYNC_V2,
                                          VARIANT_ROUND_ROBIN, VARIANT_ENGINE_STREAMS, VARIANT_HOST_OVERLAP,
-                                         VARIANT_MULTI_GPU,  VARIANT_TUNED};
+                                         VARIANT_MULTI_GPU,  VARIANT_TUNED,          VARIANT_ZERO_COPY};
     int before = failed;
     int runs = 0;
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
@@ -136,7 +136,11 @@ static void test_matrix(uint64_t size, int streams, bool all_options) {
             case 0: break;
             case 1: s.kernel = KERNEL_FILL; break;
             case 2: s.kernel = KERNEL_COMPUTE; s.kernel_iters = 8; break;
-            case 3: s.host_memory = HOSTMEM_PAGEABLE; break;
+            case 3:
+                if (variants[v] == VARIANT_ZERO_COPY)
+                    continue; /* refused: test_zero_copy */
+                s.host_memory = HOSTMEM_PAGEABLE;
+                break;
             case 4: s.launch = LAUNCH_MAX_OCCUPANCY; break;
             case 5: s.default_stream = DEFSTREAM_LEGACY; break;
             case 6: s.stream_flags = SFLAGS_NON_BLOCKING; break;
@@ -403,6 +407,48 @@ static void test_extra(void) {
     }
 }
 
+/* zero_copy: kernels only (no copy in any timeline), verified, refused on pageable
+ * memory; and, in one run, faster than sequential, which moves the same bytes through
+ * the copy engines one direction at a time. */
+static void test_zero_copy(void) {
+    spec_t s;
+    spec_base(&s, VARIANT_ZERO_COPY, 1u << 24, 1);
+    s.launch = LAUNCH_MAX_OCCUPANCY;
+    s.reps = 5;
+    result_t zc, seq;
+    memset(&zc, 0, sizeof zc);
+    memset(&seq, 0, sizeof seq);
+    if (run_checked(&s, &zc) != SL_OK)
+        return;
+    int copies = 0;
+    for (int k = 0; k < zc.reps; k++)
+        for (size_t i = 0; i < zc.timelines[k].count; i++)
+            copies += zc.timelines[k].ops[i].op != OP_KERNEL;
+    CHECK(copies == 0, "zero_copy: expected kernels only in the timelines, got %d other ops", copies);
+    spec_t q;
+    spec_base(&q, VARIANT_SEQUENTIAL, 1u << 24, 1);
+    q.reps = 5;
+    if (run_checked(&q, &seq) == SL_OK) {
+        printf("  2^24: zero_copy %.3f ms, sequential %.3f ms (medians of 5)\n", zc.total_ms.median, seq.total_ms.median);
+        CHECK(zc.total_ms.median < seq.total_ms.median,
+              "zero_copy 2^24: expected faster than sequential's copies one way at a time, got %.3f >= %.3f ms",
+              zc.total_ms.median, seq.total_ms.median);
+        result_free(&seq);
+    }
+    result_free(&zc);
+    spec_base(&s, VARIANT_ZERO_COPY, 100003, 4);
+    s.host_memory = HOSTMEM_PAGEABLE;
+    sl_error_t err;
+    memset(&err, 0, sizeof err);
+    result_t r;
+    int rc = backend_run(&s, &machine, &r, &err);
+    CHECK(rc == SL_E_INVALID && strcmp(err.field, "host_memory") == 0,
+          "zero_copy on pageable memory: expected invalid naming host_memory, got %s (%s)", sl_code_name((sl_code_t)rc),
+          err.field);
+    if (rc == SL_OK)
+        result_free(&r);
+}
+
 static void test_multi_gpu(void) {
     if (machine.device_count < 2) {
         printf("  multi_gpu: skipped (1 GPU here; the peer measurement needs 2)\n");
@@ -448,13 +494,15 @@ int main(void) {
         int rc = cuda_calibrate(&machine, i, &err);
         CHECK(rc == SL_OK, "calibrate %d: expected ok, got %s", i, err.message);
         const calibration_t *c = &machine.devices[i].calib;
-        printf("calibration %d: h2d %.1f, d2h %.1f, bidir %.1f (min %.1f), pageable h2d %.1f / d2h %.1f GB/s; kernel "
-               "ns/elem blog %.4f fill %.4f compute %.4f/iter\n",
+        printf("calibration %d: h2d %.1f, d2h %.1f, bidir %.1f (min %.1f), pageable h2d %.1f / d2h %.1f, zero-copy "
+               "%.1f GB/s; kernel ns/elem blog %.4f fill %.4f compute %.4f/iter\n",
                i, c->h2d_gbps, c->d2h_gbps, c->bidir_gbps, c->bidir_gbps_min, c->pageable_h2d_gbps,
-               c->pageable_d2h_gbps, c->kernel_ns_per_elem[KERNEL_BLOG], c->kernel_ns_per_elem[KERNEL_FILL],
+               c->pageable_d2h_gbps, c->zero_copy_gbps, c->kernel_ns_per_elem[KERNEL_BLOG], c->kernel_ns_per_elem[KERNEL_FILL],
                c->kernel_ns_per_elem[KERNEL_COMPUTE]);
         CHECK(c->valid && c->h2d_gbps > 1 && c->d2h_gbps > 1 && c->bidir_gbps > 1 && c->bidir_gbps_min <= c->bidir_gbps,
               "calibrate %d: expected valid positive bandwidths with min <= peak", i);
+        CHECK(c->zero_copy_gbps > 1, "calibrate %d: expected a positive zero-copy rate, got %.2f GB/s", i,
+              c->zero_copy_gbps);
         CHECK(c->kernel_ns_per_elem[KERNEL_BLOG] > 0 && c->kernel_ns_per_elem[KERNEL_FILL] > 0 &&
                   c->kernel_ns_per_elem[KERNEL_COMPUTE] > 0,
               "calibrate %d: expected positive kernel times", i);
@@ -478,6 +526,8 @@ int main(void) {
     test_cupti_agrees();
     printf("extra:\n");
     test_extra();
+    printf("zero_copy:\n");
+    test_zero_copy();
     printf("multi_gpu:\n");
     test_multi_gpu();
 

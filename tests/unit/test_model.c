@@ -364,6 +364,66 @@ TEST(sim_pageable_copies_do_not_overlap_kernels) {
     result_free(&rp);
 }
 
+/* zero_copy on the sim H100: kernels only, link-bound. By hand, one grid-stride kernel
+ * over 2^22 mapped elements: launch 4.0 + latency 2.5 + 16 MiB / 41.5 GB/s (404.270)
+ * + the final synchronise's 2.0 = 412.770 us. Four streams share the link (each kernel
+ * a quarter of the grid, moving its quarter at a quarter of the rate): as long. */
+TEST(sim_zero_copy_is_link_bound_without_copies) {
+    machine_info_t m;
+    machine_discover(&m, true, "");
+    const calibration_t *c = &m.devices[0].calib;
+    CHECK_NEAR(41.5, c->zero_copy_gbps, 1e-9);
+    spec_t s;
+    spec_defaults(&s, VARIANT_ZERO_COPY);
+    s.size = 1u << 22;
+    s.reps = 1;
+    result_t r;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
+    double link_us = (double)s.size * 4 / (c->zero_copy_gbps * 1e3);
+    CHECK_NEAR(c->kernel_launch_us + 2.5 + link_us + 2.0, r.total_ms.median * 1e3, 1e-6);
+    CHECK_INT(1, r.timelines[0].count);
+    for (size_t i = 0; i < r.timelines[0].count; i++)
+        CHECK_INT(OP_KERNEL, r.timelines[0].ops[i].op);
+    CHECK(r.verified);
+    CHECK_NEAR(0.0, r.h2d_ms + r.d2h_ms, 1e-12);
+    /* the floor is the copy engines' (50.2 GB/s each way beats zero-copy's 41.5) */
+    CHECK_NEAR((double)s.size * 4 / (c->bidir_gbps * 1e3) / 1e3, r.floor_ms, 1e-9);
+    CHECK(r.efficiency > 0 && r.efficiency < 1);
+    double one_ms = r.total_ms.median;
+    result_free(&r);
+    s.streams = s.chunks = 4;
+    CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
+    CHECK_INT(4, r.timelines[0].count);
+    CHECK(r.total_ms.median * 1e3 >= link_us);
+    CHECK(fabs(r.total_ms.median - one_ms) * 1e3 < 4 * c->kernel_launch_us + 1e-6); /* only the launches differ */
+    result_free(&r);
+}
+
+/* A zero-copy plan has kernels and its final synchronise only; coverage refuses one
+ * that holds a copy (the plan would pass data the variant says it does not). */
+TEST(zero_copy_plan_has_no_copies) {
+    spec_t s;
+    spec_defaults(&s, VARIANT_ZERO_COPY);
+    s.size = 1000003;
+    s.streams = 3;
+    s.chunks = 7;
+    plan_t p;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, plan_build(&s, &p, &err));
+    CHECK(p.zero_copy);
+    CHECK_INT(8, p.count);
+    for (size_t i = 0; i + 1 < p.count; i++) {
+        CHECK_INT(PLAN_KERNEL, p.ops[i].kind);
+        CHECK_INT((int)i % 3, p.ops[i].stream);
+    }
+    CHECK_INT(PLAN_SYNC, p.ops[p.count - 1].kind);
+    CHECK_INT(SL_OK, plan_check_coverage(&p, &err));
+    p.ops[2].kind = PLAN_H2D;
+    CHECK_INT(SL_E_INTERNAL, plan_check_coverage(&p, &err));
+    plan_free(&p);
+}
+
 TEST(sim_streams_beat_sequential_and_respect_the_floor) {
     machine_info_t m;
     machine_discover(&m, true, "");
@@ -398,20 +458,54 @@ TEST(tuned_beats_the_fixed_variants_on_the_model) {
     result_t tuned;
     sl_error_t err = {0};
     CHECK_INT(SL_OK, backend_run(&s, &m, &tuned, &err));
-    static const variant_t fixed[] = {VARIANT_SEQUENTIAL, VARIANT_ASYNC_V1, VARIANT_ASYNC_V2};
-    for (size_t v = 0; v < 3; v++) {
+    static const variant_t fixed[] = {VARIANT_SEQUENTIAL, VARIANT_ASYNC_V1, VARIANT_ASYNC_V2, VARIANT_ENGINE_STREAMS,
+                                      VARIANT_ZERO_COPY};
+    for (size_t v = 0; v < sizeof fixed / sizeof fixed[0]; v++) {
         for (int streams = 1; streams <= 32; streams *= 2) {
-            spec_t f = s;
-            f.variant = fixed[v];
-            f.streams = f.chunks = fixed[v] == VARIANT_SEQUENTIAL ? 1 : streams;
-            result_t r;
-            CHECK_INT(SL_OK, backend_run(&f, &m, &r, &err));
-            CHECK(tuned.total_ms.median <= r.total_ms.median + 1e-9);
-            result_free(&r);
+            for (int launch = 0; launch < LAUNCH__COUNT; launch++) {
+                spec_t f = s;
+                f.variant = fixed[v];
+                f.launch = (launch_t)launch;
+                f.streams = f.chunks = fixed[v] == VARIANT_SEQUENTIAL ? 1 : streams;
+                if (fixed[v] == VARIANT_ENGINE_STREAMS)
+                    f.streams = 3;
+                result_t r;
+                CHECK_INT(SL_OK, backend_run(&f, &m, &r, &err));
+                CHECK(tuned.total_ms.median <= r.total_ms.median + 1e-9);
+                result_free(&r);
+            }
         }
     }
     CHECK(tuned.extra != NULL);
     result_free(&tuned);
+}
+
+/* Where kernels move host memory faster than the copy engines (a calibration saying
+ * 200 GB/s each way, as over a fast coherent link), tuned's choice is zero-copy. */
+TEST(tuned_takes_zero_copy_where_it_is_faster) {
+    machine_info_t m;
+    machine_discover(&m, true, "");
+    m.devices[0].calib.zero_copy_gbps = 200;
+    spec_t s;
+    spec_defaults(&s, VARIANT_TUNED);
+    s.size = 1u << 22;
+    s.reps = 1;
+    result_t r;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
+    json_t *why = json_object_get(r.extra, "tuned");
+    CHECK_STR("zero_copy", json_string_value(json_object_get(why, "variant")));
+    CHECK_STR("max_occupancy", json_string_value(json_object_get(why, "launch")));
+    CHECK(r.timelines[0].count >= 1 && r.timelines[0].ops[0].op == OP_KERNEL);
+    /* the floor follows the faster mover: 16 MiB at 200 GB/s */
+    CHECK_NEAR((double)s.size * 4 / 200e6, r.floor_ms, 1e-9);
+    result_free(&r);
+    /* pageable memory cannot be mapped: then a pipeline, never zero-copy */
+    s.host_memory = HOSTMEM_PAGEABLE;
+    CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
+    why = json_object_get(r.extra, "tuned");
+    CHECK(strcmp(json_string_value(json_object_get(why, "variant")), "zero_copy") != 0);
+    result_free(&r);
 }
 
 /* The sim's 1-stream N-chunk trace predicts the sim's N-stream runs exactly: the
@@ -642,6 +736,9 @@ static const check_test_t tests[] = {
     TEST_ENTRY(sim_pageable_copies_do_not_overlap_kernels),
     TEST_ENTRY(sim_streams_beat_sequential_and_respect_the_floor),
     TEST_ENTRY(tuned_beats_the_fixed_variants_on_the_model),
+    TEST_ENTRY(sim_zero_copy_is_link_bound_without_copies),
+    TEST_ENTRY(tuned_takes_zero_copy_where_it_is_faster),
+    TEST_ENTRY(zero_copy_plan_has_no_copies),
     TEST_ENTRY(predictions_of_the_sim_match_the_sim_exactly),
     TEST_ENTRY(a_basis_trace_is_the_median_of_its_reps),
     TEST_ENTRY(queued_copies_overlap_their_setup),

@@ -536,6 +536,24 @@ TEST(host_overlap_gpu_share_must_hold_the_chunks) {
     BAD("{\"variant\":\"host_overlap\",\"size\":5,\"streams\":4,\"host_share\":0.5}", "host_share");  /* GPU 3 */
 }
 
+/* zero_copy: one grid-stride kernel by default; the kernels map the host array, so it
+ * must be pinned, and the device's memory does not bound the size */
+TEST(zero_copy_defaults_and_pinned_memory) {
+    spec_t s;
+    GOOD("{\"variant\":\"zero_copy\"}", s);
+    CHECK_INT(1, s.streams);
+    CHECK_INT(1, s.chunks);
+    CHECK_INT(LAUNCH_MAX_OCCUPANCY, s.launch);
+    CHECK_INT(HOSTMEM_PINNED, s.host_memory);
+    GOOD("{\"variant\":\"zero_copy\",\"streams\":4,\"launch\":\"chunk\"}", s);
+    CHECK_INT(4, s.streams);
+    CHECK_INT(4, s.chunks);
+    CHECK_INT(LAUNCH_CHUNK, s.launch);
+    GOOD("{\"variant\":\"zero_copy\",\"streams\":2,\"chunks\":7,\"size\":1000003}", s);
+    CHECK_INT(7, s.chunks);
+    BAD("{\"variant\":\"zero_copy\",\"host_memory\":\"pageable\"}", "host_memory");
+}
+
 TEST(backend_good_and_bad) {
     spec_t s;
     GOOD(V "\"backend\":\"auto\"}", s);
@@ -762,6 +780,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(devices_count_must_match_the_variant),
     TEST_ENTRY(multi_gpu_chunks_must_fit_each_devices_share),
     TEST_ENTRY(host_overlap_gpu_share_must_hold_the_chunks),
+    TEST_ENTRY(zero_copy_defaults_and_pinned_memory),
     TEST_ENTRY(backend_good_and_bad),
     TEST_ENTRY(label_good_and_bad),
     TEST_ENTRY(sync_good_and_bad),

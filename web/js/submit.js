@@ -14,11 +14,11 @@ import {
 // (gpu/backend.c spec_defaults); the browser tests check that they agree.
 const FIELDS = [
   { group: 'Pipeline', name: 'variant', type: 'enum', values: VARIANTS, def: 'async_v1', axis: true,
-    help: 'how the work is issued: sequential, depth-first (async_v1), breadth-first (async_v2), …' },
+    help: 'how the work is issued: sequential, depth-first (async_v1), breadth-first (async_v2), …; zero_copy: no copies, the kernel reads and writes pinned host memory' },
   { group: 'Pipeline', name: 'size', type: 'size', def: 33554432, axis: true,
     help: 'elements of float32; 2^25 or 33554432' },
   { group: 'Pipeline', name: 'streams', type: 'int', def: 8, min: 1, max: 1024, axis: true,
-    help: 'CUDA streams the chunks are issued on' },
+    help: 'CUDA streams the chunks are issued on (zero_copy’s default: 1)' },
   { group: 'Pipeline', name: 'chunks', type: 'int', def: null, min: 1, max: 65536, axis: true,
     help: 'default: = streams; round_robin spreads chunks over streams' },
   { group: 'Kernel', name: 'kernel', type: 'enum', values: ['blog', 'fill', 'compute'], def: 'blog', axis: true,
@@ -27,7 +27,7 @@ const FIELDS = [
   { group: 'Kernel', name: 'block_size', type: 'int', def: 256, min: 32, max: 1024, axis: true,
     help: 'threads per block, multiple of 32' },
   { group: 'Kernel', name: 'launch', type: 'enum', values: ['chunk', 'max_occupancy'], def: 'chunk', axis: true,
-    help: 'chunk: one thread per element · max_occupancy: grid-stride, SMs × blocks/SM' },
+    help: 'chunk: one thread per element · max_occupancy: grid-stride, SMs × blocks/SM (zero_copy’s default)' },
   { group: 'Host and streams', name: 'host_memory', type: 'enum', values: ['pinned', 'pageable'], def: 'pinned', axis: true,
     help: 'pageable makes cudaMemcpyAsync synchronous with the host' },
   { group: 'Host and streams', name: 'default_stream', type: 'enum', values: ['legacy', 'per_thread'], def: 'per_thread', axis: true,

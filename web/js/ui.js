@@ -16,7 +16,7 @@ export const OP_KINDS = ['h2d', 'kernel', 'd2h', 'host'];
 
 export const VARIANTS = [
   'sequential', 'async_v1', 'async_v2', 'round_robin', 'engine_streams',
-  'cpu', 'host_overlap', 'multi_gpu', 'tuned',
+  'cpu', 'host_overlap', 'multi_gpu', 'tuned', 'zero_copy',
 ];
 const VARIANT_COLORS = {
   sequential: '#a0a8b8',
@@ -28,6 +28,7 @@ const VARIANT_COLORS = {
   host_overlap: '#f78c40',
   multi_gpu: '#8fb8ff',
   tuned: '#ffffff',
+  zero_copy: '#5fd3a5',
 };
 export function variantColor(v) {
   return VARIANT_COLORS[v] || '#cccccc';
