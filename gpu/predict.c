@@ -245,6 +245,18 @@ static int override_num(json_t *obj, const char *parent, const char *name, doubl
     return SL_OK;
 }
 
+/* Every key of obj must be one of fields: an unknown one (a typo) would otherwise be
+ * dropped without a word and the prediction made with the default it meant to change. */
+static int known_fields_only(json_t *obj, const char *parent, const char *const *fields, int n, sl_error_t *err) {
+    const char *key;
+    json_t *val;
+    json_object_foreach(obj, key, val) {
+        if (sl_enum_parse(fields, n, key) < 0)
+            return sl_error_set(err, SL_E_INVALID, parent, "unknown %s field \"%.64s\"", parent, key);
+    }
+    return SL_OK;
+}
+
 int predict_params_override(json_t *device, json_t *host, predict_params_t *p, sl_error_t *err) {
     if ((device && !json_is_object(device)) || (host && !json_is_object(host)))
         return sl_error_set(err, SL_E_INVALID, device && !json_is_object(device) ? "device" : "host",
@@ -255,13 +267,8 @@ int predict_params_override(json_t *device, json_t *host, predict_params_t *p, s
     if (device) {
         static const char *const fields[] = {"copy_engines", "bidirectional_derate", "connections", "sm_count",
                                              "max_threads_per_sm", "max_blocks_per_sm", "copy_overlap_us"};
-        const char *key;
-        json_t *val;
-        json_object_foreach(device, key, val) {
-            if (sl_enum_parse(fields, (int)(sizeof fields / sizeof fields[0]), key) < 0)
-                return sl_error_set(err, SL_E_INVALID, "device", "unknown device field \"%.64s\"", key);
-        }
-        if ((rc = override_num(device, "device", "copy_engines", 1, 16, true, &ce, err)) ||
+        if ((rc = known_fields_only(device, "device", fields, (int)(sizeof fields / sizeof fields[0]), err)) ||
+            (rc = override_num(device, "device", "copy_engines", 1, 16, true, &ce, err)) ||
             (rc = override_num(device, "device", "bidirectional_derate", 0.05, 1, false, &p->dev.bidir_derate, err)) ||
             (rc = override_num(device, "device", "connections", 1, 32, true, &conn, err)) ||
             (rc = override_num(device, "device", "sm_count", 1, 1024, true, &sm, err)) ||
@@ -275,7 +282,9 @@ int predict_params_override(json_t *device, json_t *host, predict_params_t *p, s
     p->dev.sm_count = (int)sm;
     p->dev.max_threads_per_sm = (int)tps;
     p->dev.max_blocks_per_sm = (int)bps;
-    if (host && ((rc = override_num(host, "host", "copy_submit_us", 0, 1000, false, &p->host.copy_submit_us, err)) ||
+    static const char *const host_fields[] = {"copy_submit_us", "kernel_launch_us"};
+    if (host && ((rc = known_fields_only(host, "host", host_fields, 2, err)) ||
+                 (rc = override_num(host, "host", "copy_submit_us", 0, 1000, false, &p->host.copy_submit_us, err)) ||
                  (rc = override_num(host, "host", "kernel_launch_us", 0, 1000, false, &p->host.kernel_launch_us, err))))
         return rc;
     return SL_OK;

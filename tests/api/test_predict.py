@@ -304,6 +304,8 @@ BAD = [  # (name, body or f(experiments), field; None: no field)
     ("host-not-object", {"trace": GOOD, "host": "fast"}, "host"),
     ("copy-submit-negative", {"trace": GOOD, "host": {"copy_submit_us": -1}}, "host.copy_submit_us"),
     ("kernel-launch-1001", {"trace": GOOD, "host": {"kernel_launch_us": 1001}}, "host.kernel_launch_us"),
+    # a misspelt host cost was dropped without a word and the default used instead
+    ("host-unknown-field", {"trace": GOOD, "host": {"copy_submit": 1}}, "host"),
 ]
 
 
