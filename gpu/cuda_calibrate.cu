@@ -14,6 +14,7 @@
 
 #include "cuda.h"
 #include "cuda_internal.h"
+#include "kernels.h"
 
 #define CAL_BYTES (256ull << 20)
 #define CAL_REPS 5                 /* pinned copies and kernels */
@@ -190,12 +191,19 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         if (r >= 0 && g > c.pageable_d2h_gbps)
             c.pageable_d2h_gbps = g;
     }
-    /* kernels: one chunk launch (block 256) over the seeds' 2^25 elements; median */
+    /* kernels: one chunk launch (block 256) over the seeds' 2^25 elements; median. Each
+     * rep runs on the input a pipeline's kernel sees (its memset byte, kernels.h): the
+     * compute kernel once ran on the fill kernel's output (a[i] = i, up to 3.4e7), where
+     * every sinf/cosf takes the slow large-argument path: 0.0147 ns per element and
+     * round against 0.0017 on the pipelines' input (lent H100, 2026-11-23), so 15
+     * rounds over 2^25 floored at 7.4 ms while whole pipelines ran in 2.93 (efficiency
+     * 2.48), and bench-model's "1x" and "3x the copy" kernels were 0.12x and 0.35x. */
     elems = bytes / sizeof(float) < CAL_KERNEL_ELEMS ? bytes / sizeof(float) : CAL_KERNEL_ELEMS;
     for (int k = 0; k < KERNEL__COUNT; k++) {
         int iters = k == KERNEL_COMPUTE ? CAL_COMPUTE_ITERS : 1;
         for (int r = -1; r < CAL_REPS; r++) {
             float ms = 0;
+            CUDA_CHECK(cudaMemsetAsync(d_a, kernel_input_byte(k), elems * sizeof(float), s0));
             CUDA_CHECK(cudaEventRecord(e0, s0));
             CUDA_CHECK(cuda_kernel_launch(k, iters, LAUNCH_CHUNK, 0, 256, d_a, 0, elems, s0));
             CUDA_CHECK(cudaEventRecord(e1, s0));

@@ -44,7 +44,7 @@ void sim_device_info(device_info_t *d, int index) {
     c->pageable_d2h_gbps = 25.0;
     c->kernel_ns_per_elem[KERNEL_BLOG] = 0.54e6 / 33554432.0; /* API.md's H100 example: 0.54 ms at 2^25 */
     c->kernel_ns_per_elem[KERNEL_FILL] = 4.0 / 3.0e3;         /* 4 bytes at ~3 TB/s */
-    c->kernel_ns_per_elem[KERNEL_COMPUTE] = 0.004;            /* per round; assumed */
+    c->kernel_ns_per_elem[KERNEL_COMPUTE] = 0.0017; /* per round, on the pipelines' input: H100 GPU-a7ba40e8, 2026-11-23 */
     /* a grid-stride blog kernel in place on 2^25 mapped pinned elements: 3.238 ms, i.e.
      * 41.5 GB/s each way (H100 GPU-1ee55528, 2026-11-23, bench/probe_zero_copy.cu) */
     c->zero_copy_gbps = 41.5;

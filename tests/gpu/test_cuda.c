@@ -449,6 +449,34 @@ static void test_zero_copy(void) {
         result_free(&r);
 }
 
+/* The floor is a lower bound: no kernel's median run beats it (3% for a calibration
+ * peak caught in a slow spell). Its kernel term is the calibrated cost per element;
+ * the compute kernel's was once timed on the fill kernel's output, 8.6x dear, and
+ * compute runs reported efficiencies of 1.45-2.48. 200 rounds make the run
+ * kernel-bound (about 4.6x the H2D copy on the H100), so the kernel term is the floor. */
+static void test_floor_is_a_lower_bound(void) {
+    static const int iters[] = {1, 1, 15, 200};
+    static const kernel_kind_t kernels[] = {KERNEL_BLOG, KERNEL_FILL, KERNEL_COMPUTE, KERNEL_COMPUTE};
+    for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
+        spec_t s;
+        spec_base(&s, VARIANT_ENGINE_STREAMS, 1u << 24, 3);
+        s.chunks = 16;
+        s.kernel = kernels[k];
+        s.kernel_iters = iters[k];
+        s.reps = 5;
+        result_t r;
+        memset(&r, 0, sizeof r);
+        if (run_checked(&s, &r) != SL_OK)
+            continue;
+        printf("  %s x%d 2^24 engine_streams x16: %.3f ms, floor %.3f ms, efficiency %.3f\n", kernel_names[s.kernel],
+               s.kernel_iters, r.total_ms.median, r.floor_ms, r.efficiency);
+        CHECK(r.floor_ms > 0 && r.efficiency <= 1.03,
+              "%s x%d: expected the floor (%.3f ms) at most the median run (%.3f ms), efficiency %.3f",
+              kernel_names[s.kernel], s.kernel_iters, r.floor_ms, r.total_ms.median, r.efficiency);
+        result_free(&r);
+    }
+}
+
 static void test_multi_gpu(void) {
     if (machine.device_count < 2) {
         printf("  multi_gpu: skipped (1 GPU here; the peer measurement needs 2)\n");
@@ -528,6 +556,8 @@ int main(void) {
     test_extra();
     printf("zero_copy:\n");
     test_zero_copy();
+    printf("floor:\n");
+    test_floor_is_a_lower_bound();
     printf("multi_gpu:\n");
     test_multi_gpu();
 
