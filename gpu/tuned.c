@@ -110,16 +110,12 @@ int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, js
     zc.streams = zc.chunks = 1;
     zc.chunk_ramp = 0;
     zc.launch = LAUNCH_MAX_OCCUPANCY;
-    if (spec->host_memory == HOSTMEM_PINNED) {
-        sl_error_t e;
-        if (predict_ms(&zc, &dev, &zc_ms, &e) == SL_OK) {
-            tried++;
-            if (best_ms < 0 || zc_ms < best_ms - 1e-9) {
-                best_ms = zc_ms;
-                best = zc;
-            }
-        } else {
-            zc_ms = -1;
+    sl_error_t zc_err;
+    if (spec->host_memory == HOSTMEM_PINNED && predict_ms(&zc, &dev, &zc_ms, &zc_err) == SL_OK) {
+        tried++;
+        if (best_ms < 0 || zc_ms < best_ms - 1e-9) {
+            best_ms = zc_ms;
+            best = zc;
         }
     }
     if (best_ms < 0)
@@ -231,8 +227,8 @@ int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, js
              dev.calib.bidir_gbps, dev.async_engines,
              measured_how);
     *why = json_pack("{s:s, s:s, s:i, s:i, s:i, s:b, s:f, s:i, s:s, s:o}", "variant", variant_names[best.variant],
-                     "launch", launch_names[best.launch], "streams", best.streams, "chunks", best.chunks, "chunk_ramp", best.chunk_ramp, "graph", best.graph,
-                     "predicted_ms", best_ms,
+                     "launch", launch_names[best.launch], "streams", best.streams, "chunks", best.chunks,
+                     "chunk_ramp", best.chunk_ramp, "graph", best.graph, "predicted_ms", best_ms,
                      "candidates", tried, "reason", reason, "measured_trials", trials ? trials : json_array());
     return SL_OK;
 }
