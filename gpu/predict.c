@@ -283,7 +283,8 @@ int predict_params_override(json_t *device, json_t *host, predict_params_t *p, s
     p->dev.max_threads_per_sm = (int)tps;
     p->dev.max_blocks_per_sm = (int)bps;
     static const char *const host_fields[] = {"copy_submit_us", "kernel_launch_us"};
-    if (host && ((rc = known_fields_only(host, "host", host_fields, 2, err)) ||
+    int nhost = (int)(sizeof host_fields / sizeof host_fields[0]);
+    if (host && ((rc = known_fields_only(host, "host", host_fields, nhost, err)) ||
                  (rc = override_num(host, "host", "copy_submit_us", 0, 1000, false, &p->host.copy_submit_us, err)) ||
                  (rc = override_num(host, "host", "kernel_launch_us", 0, 1000, false, &p->host.kernel_launch_us, err))))
         return rc;

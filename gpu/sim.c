@@ -13,9 +13,6 @@
  * values of the order seen on H100 traces; the predictor takes them from the trace. */
 #define SIM_COPY_LATENCY_US 2.0
 #define SIM_KERNEL_LATENCY_US 2.5
-/* A device whose calibration lacks the zero-copy rate (a machine imported from before
- * it was measured): the sim H100's (gpu/devices.c). */
-#define SIM_ZERO_COPY_GBPS 41.5
 /* The host's time per element for host_overlap's share: blog from seed 000's OpenMP
  * baseline (218.375 ms for 2^25 elements = 6.5 ns); fill and compute assumed. */
 #define SIM_HOST_NS_PER_ELEM(s)                                                         \
@@ -76,6 +73,14 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
     double per_elem_ns = dev->calib.kernel_ns_per_elem[spec->kernel];
     if (spec->kernel == KERNEL_COMPUTE)
         per_elem_ns *= spec->kernel_iters;
+    /* a device whose calibration lacks the zero-copy rate (a machine imported from before
+     * it was measured) moves at the sim H100's (gpu/devices.c) */
+    double zc_gbps = dev->calib.zero_copy_gbps;
+    if (plan->zero_copy && !(zc_gbps > 0)) {
+        device_info_t h100;
+        sim_device_info(&h100, 0);
+        zc_gbps = h100.calib.zero_copy_gbps;
+    }
     int bps = plan_blocks_per_sm(dev, spec->block_size);
     double capacity = (double)dev->sm_count * bps;
     for (size_t i = 0; i < plan->count; i++) {
@@ -104,8 +109,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
              * follows the requests in flight, so a part of the GPU moves a part of it);
              * its arithmetic hides under the transfers or the other way round */
             if (plan->zero_copy) {
-                double gbps = dev->calib.zero_copy_gbps > 0 ? dev->calib.zero_copy_gbps : SIM_ZERO_COPY_GBPS;
-                double link_us = (double)p->count * sizeof(float) / (gbps * 1e3);
+                double link_us = (double)p->count * sizeof(float) / (zc_gbps * 1e3);
                 if (link_us > work_us)
                     work_us = link_us;
             }

@@ -103,7 +103,7 @@ int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, js
         }
     }
     /* zero-copy: one grid-stride kernel over the mapped array (its fastest form on the
-     * lent H100); pinned memory only, as the variant itself */
+     * lent H100); plan_build refuses it on pageable memory, and then it is no candidate */
     spec_t zc = *spec;
     double zc_ms = -1;
     zc.variant = VARIANT_ZERO_COPY;
@@ -111,7 +111,7 @@ int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, js
     zc.chunk_ramp = 0;
     zc.launch = LAUNCH_MAX_OCCUPANCY;
     sl_error_t zc_err;
-    if (spec->host_memory == HOSTMEM_PINNED && predict_ms(&zc, &dev, &zc_ms, &zc_err) == SL_OK) {
+    if (predict_ms(&zc, &dev, &zc_ms, &zc_err) == SL_OK) {
         tried++;
         if (best_ms < 0 || zc_ms < best_ms - 1e-9) {
             best_ms = zc_ms;
