@@ -69,6 +69,10 @@ async function sweepExperiments(id) {
 }
 
 async function checkGanttLanes(page, selector, expectedLanes, what) {
+  // the canvas is painted on the next animation frame (gantt.js draw sets data-drawn when
+  // done): read its pixels before that and every lane is empty (seen once on a loaded
+  // clean build, 256 streams: "empty lanes 0,1,2,...")
+  await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.drawn !== undefined, { timeout: 10000 }, selector);
   const lanes = Number(await page.$eval(selector, (c) => c.dataset.lanes));
   check(lanes === expectedLanes, `${what}: one lane per stream and device`, expectedLanes, lanes);
   const paint = await lanePaint(page, selector);
