@@ -16,7 +16,7 @@ typedef struct op_state {
     double submit;      /* when the host finished issuing it */
     double start, end;  /* device times; NEVER while unknown */
     double remaining;   /* alone-µs of work left */
-    double demand;      /* kernels: fraction of the GPU its blocks fill */
+    double demand;      /* kernels: share of the GPU it uses alone (model.h) */
     int prev_stream;    /* previous device op of the same stream and device, or -1 */
     int prev_queue;     /* previous device op in the same hardware queue, or -1 */
     int event_src;      /* op that records the awaited event, or -1 */
@@ -243,6 +243,10 @@ static int prepare(sim_t *s, sl_error_t *err) {
             double capacity = (double)in->dev.sm_count * bps;
             double blocks = op->blocks > 0 ? (double)op->blocks : capacity;
             o->demand = capacity > 0 ? fmin(1.0, blocks / capacity) : 1.0;
+            /* what it uses of the GPU's throughput alone, where its work at full
+             * throughput is known; at least one block's share */
+            if (op->sat_us > 0 && op->alone_us > 0 && capacity > 0)
+                o->demand = fmax(1.0 / capacity, fmin(1.0, op->sat_us / op->alone_us));
             if (!hyperq) {
                 if (run_start < 0 || run_dev != op->device)
                     run_start = (int)i, run_dev = op->device;

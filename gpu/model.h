@@ -12,9 +12,12 @@
  *   - copies run on copy engines in dispatch order: one engine per direction when
  *     copy_engines >= 2 (both directions at once run at bidir_derate of their alone
  *     speed), a single shared engine otherwise;
- *   - kernels share the SMs: each asks for the fraction of the GPU its blocks fill, and
+ *   - kernels share the SMs: each asks for the share of the GPU it uses alone, and
  *     earlier kernels are served first (the block scheduler's order); a kernel given less
- *     than it asks runs proportionally slower;
+ *     than it asks runs proportionally slower. The share is sat_us / alone_us where the
+ *     kernel's work at full throughput is known (a compute-bound kernel whose grid fills
+ *     half the SMs may still use all of their arithmetic; a small latency-bound one uses
+ *     little), else the fraction of the GPU its blocks fill;
  *   - a legacy default-stream op waits for all earlier work in blocking streams, and
  *     later blocking-stream work waits for it.
  * Durations in the input are "alone" durations: what the op takes with the device to
@@ -63,6 +66,8 @@ typedef struct model_op {
     uint64_t bytes;
     uint64_t blocks;         /* kernels */
     int threads_per_block;   /* kernels */
+    double sat_us;           /* kernels: its work at the whole GPU's throughput (elements x the
+                              * calibrated time per element); 0: unknown */
 } model_op_t;
 
 typedef struct model_input {

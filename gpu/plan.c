@@ -50,6 +50,15 @@ int plan_blocks_per_sm(const device_info_t *dev, int block_size) {
     return bps > 0 ? bps : 1;
 }
 
+double plan_kernel_ns_per_elem(const spec_t *spec, const device_info_t *dev) {
+    if ((unsigned)spec->kernel >= KERNEL__COUNT)
+        return 0;
+    double ns = dev->calib.kernel_ns_per_elem[spec->kernel];
+    if (spec->kernel == KERNEL_COMPUTE)
+        ns *= spec->kernel_iters;
+    return ns > 0 && isfinite(ns) ? ns : 0;
+}
+
 uint64_t plan_kernel_blocks(const spec_t *spec, const device_info_t *dev, uint64_t count) {
     uint64_t bs = (uint64_t)spec->block_size;
     uint64_t need = (count + bs - 1) / bs;

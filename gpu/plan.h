@@ -65,6 +65,9 @@ void plan_spec_chunk(const spec_t *spec, uint64_t size, int c, uint64_t *offset,
 uint64_t plan_kernel_blocks(const spec_t *spec, const device_info_t *dev, uint64_t count);
 /* Blocks per SM for a block size on this device (occupancy by threads and block limits). */
 int plan_blocks_per_sm(const device_info_t *dev, int block_size);
+/* The spec's kernel's time per element with the GPU to itself (ns): the device's
+ * calibrated figure, times the rounds of a compute kernel; 0 where it was not measured. */
+double plan_kernel_ns_per_elem(const spec_t *spec, const device_info_t *dev);
 
 #ifdef __cplusplus
 }

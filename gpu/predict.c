@@ -190,6 +190,16 @@ void trace_remove_event_tax(trace_t *t, double clean_us, double cap_us, double *
     *tax_us = tax;
 }
 
+int predict_params_kernel(json_t *v, predict_params_t *p, sl_error_t *err) {
+    if (!v)
+        return SL_OK;
+    double x = json_number_value(v);
+    if (!json_is_number(v) || !(x >= 0) || x > 1e6)
+        return sl_error_set(err, SL_E_INVALID, "kernel_ns_per_elem", "kernel_ns_per_elem must be a number from 0 to 1e6");
+    p->kernel_ns_per_elem = x;
+    return SL_OK;
+}
+
 void predict_host_from_issue(predict_params_t *p, double issue_us, int chunks) {
     double per = 2 * p->host.copy_submit_us + p->host.kernel_launch_us;
     if (!(issue_us > 0) || chunks < 1 || !(per > 0))
@@ -464,6 +474,8 @@ int predict_timeline(const trace_t *trace, const predict_params_t *p, variant_t 
         default:
             break;
         }
+        if (po->kind == PLAN_KERNEL && p->kernel_ns_per_elem > 0)
+            mo->sat_us = (double)po->count * p->kernel_ns_per_elem / 1e3;
         /* the gap to its stream predecessor (or the awaited event's op) */
         int slot = po->stream + 1;
         if (po->kind == PLAN_H2D || po->kind == PLAN_KERNEL || po->kind == PLAN_D2H) {

@@ -66,6 +66,10 @@ typedef struct predict_params {
     model_device_t dev;
     model_host_t host;
     int block_size;          /* for rescaled kernels' grids */
+    double kernel_ns_per_elem; /* the kernel's time per element with the GPU to itself (the
+                              * calibration's, plan_kernel_ns_per_elem): how much of the GPU
+                              * each kernel uses alone, from its trace duration; 0: unknown,
+                              * the fraction of the GPU its grid fills stands in */
 } predict_params_t;
 
 /* Defaults from a device (calibration, SMs, copy engines) or the sim's H100. */
@@ -75,6 +79,10 @@ void predict_params_for(const device_info_t *dev, predict_params_t *p);
  * `host` (copy_submit_us, kernel_launch_us), each optional (NULL: absent). SL_E_INVALID
  * names the field ("device", "device.copy_engines", ...); p may be half changed then. */
 int predict_params_override(json_t *device, json_t *host, predict_params_t *p, sl_error_t *err);
+
+/* POST /api/predict's kernel_ns_per_elem (a number from 0 to 1e6; NULL: absent) into p.
+ * SL_E_INVALID names the field. */
+int predict_params_kernel(json_t *kernel_ns_per_elem, predict_params_t *p, sl_error_t *err);
 
 /* Host costs from the basis's own issue: scale the copy and launch costs (keeping their
  * ratio) so that its `chunks` H2D, kernel, D2H triples cost the host issue_us, the time

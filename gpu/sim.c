@@ -70,9 +70,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
         in->host.copy_submit_us = dev->calib.copy_submit_us;
     if (dev->calib.kernel_launch_us > 0)
         in->host.kernel_launch_us = dev->calib.kernel_launch_us;
-    double per_elem_ns = dev->calib.kernel_ns_per_elem[spec->kernel];
-    if (spec->kernel == KERNEL_COMPUTE)
-        per_elem_ns *= spec->kernel_iters;
+    double per_elem_ns = plan_kernel_ns_per_elem(spec, dev);
     /* a device whose calibration lacks the zero-copy rate (a machine imported from before
      * it was measured) moves at the sim H100's (gpu/devices.c) */
     double zc_gbps = dev->calib.zero_copy_gbps;
@@ -114,6 +112,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
                     work_us = link_us;
             }
             o->alone_us = SIM_KERNEL_LATENCY_US + work_us / fill;
+            o->sat_us = work_us;
             break;
         }
         case PLAN_HOST:

@@ -12,7 +12,8 @@
 
 #define PREDICT_MAX_POINTS 64
 
-static const char *const predict_fields[] = {"trace", "from_experiment", "device", "host", "variant", "streams", "chunks"};
+static const char *const predict_fields[] = {"trace",   "from_experiment", "device", "host",
+                                             "variant", "streams",         "chunks", "kernel_ns_per_elem"};
 
 /* The trace of a done 1-stream experiment, with its kernels' grids from its spec. */
 static bool trace_of_experiment(request_t *req, const char *id, trace_t *trace, predict_params_t *params) {
@@ -72,6 +73,7 @@ static bool trace_of_experiment(request_t *req, const char *id, trace_t *trace, 
         dev = req->app->machine.devices[0];
     trace_fill_blocks(trace, &spec, &dev);
     params->block_size = spec.block_size;
+    params->kernel_ns_per_elem = plan_kernel_ns_per_elem(&spec, &dev);
     ok = true;
 done:
     json_decref(tl);
@@ -123,6 +125,12 @@ void handle_predict(request_t *req) {
     if (from && (!json_is_string(from) || !trace_of_experiment(req, json_string_value(from), &trace, &params))) {
         if (!json_is_string(from))
             reply_errorf(req, SL_E_INVALID, "from_experiment", "from_experiment must be an experiment id");
+        goto done;
+    }
+    /* the kernel's time per element with the GPU to itself (a from_experiment trace has
+     * its kernel's from this machine's calibration) */
+    if (predict_params_kernel(json_object_get(body, "kernel_ns_per_elem"), &params, &err)) {
+        reply_error(req, &err);
         goto done;
     }
     /* what to predict */
@@ -184,12 +192,12 @@ void handle_predict(request_t *req) {
     }
     json_decref(list);
     reply_json(req, 200,
-               json_pack("{s:O, s:o, s:{s:i, s:f, s:i, s:i, s:i, s:i, s:f}}", "predictions", preds, "derived",
+               json_pack("{s:O, s:o, s:{s:i, s:f, s:i, s:i, s:i, s:i, s:f}, s:f}", "predictions", preds, "derived",
                          derived ? derived : json_null(), "device", "copy_engines", params.dev.copy_engines,
                          "bidirectional_derate", params.dev.bidir_derate, "connections", params.dev.connections,
                          "sm_count", params.dev.sm_count, "max_threads_per_sm", params.dev.max_threads_per_sm,
                          "max_blocks_per_sm", params.dev.max_blocks_per_sm, "copy_overlap_us",
-                         params.dev.copy_overlap_us));
+                         params.dev.copy_overlap_us, "kernel_ns_per_elem", params.kernel_ns_per_elem));
     derived = NULL;
 done:
     json_decref(preds);

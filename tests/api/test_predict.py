@@ -169,6 +169,27 @@ def test_copy_overlap_override_is_used(lab):
     check(a < b, f"less than with no saving ({b} ms)", a, "8 streams, queued copies hiding 3 us")
 
 
+def test_kernel_time_per_element_makes_compute_bound_kernels_queue(lab):
+    """Kernels whose grid fills half the GPU run two at a time by their grid alone. Given
+    the kernel's time per element with the GPU to itself, each asks for the share of the
+    GPU's throughput it uses (here 0.9: 90 of its 100 us), so two cannot both run at full
+    speed and the kernels take at least their summed work at full throughput."""
+    chunks, nbytes, kernel_us, share = 8, 1 << 20, 100.0, 0.9
+    trace = make_trace(chunks, h2d_us=10.0, kernel_us=kernel_us, d2h_us=10.0, nbytes=nbytes, blocks=132 * 8 // 2)
+    body = {"trace": trace, "variant": "async_v1", "streams": [chunks]}
+    ns = share * kernel_us * 1e3 / (nbytes // 4)
+    by_grid = predict(lab[0], body)
+    by_work = predict(lab[0], dict(body, kernel_ns_per_elem=ns))
+    check(by_grid["kernel_ns_per_elem"] == 0, 0, by_grid["kernel_ns_per_elem"], "kernel_ns_per_elem of a bare trace")
+    check(abs(by_work["kernel_ns_per_elem"] - ns) <= 1e-12, ns, by_work["kernel_ns_per_elem"],
+          "kernel_ns_per_elem in the answer")
+    a, b = by_work["predictions"][0]["total_ms"], by_grid["predictions"][0]["total_ms"]
+    work_ms = chunks * share * kernel_us / 1000.0
+    check(a >= work_ms - 1e-9, f"at least the kernels' work at full throughput ({work_ms} ms)", a,
+          "8 streams of compute-bound half-GPU kernels")
+    check(b < work_ms, f"under {work_ms} ms: by their grid two kernels run at once", b, "the same without it")
+
+
 # ---------------------------------------------------------------- from the sim's own runs
 
 @pytest.mark.parametrize("variant", ["async_v1", "async_v2"])
@@ -178,6 +199,8 @@ def test_from_experiment_predicts_the_sim_exactly(lab, variant):
     out = predict(srv, {"from_experiment": exps["basis"]["id"], "variant": variant, "streams": [CHUNKS]})
     p = out["predictions"][0]
     ops = check_prediction(p, variant, CHUNKS, CHUNKS, f"{variant} from {exps['basis']['id']}")
+    check(is_number(out["kernel_ns_per_elem"]) and out["kernel_ns_per_elem"] > 0, "> 0: this machine's calibration",
+          out["kernel_ns_per_elem"], "kernel_ns_per_elem of an experiment's trace")
     measured = exps[variant]["result"]["total_ms"]["median"]
     check(abs(p["total_ms"] - measured) <= SIM_EXACT_MS, f"the sim's median {measured} ms (+-{SIM_EXACT_MS})",
           p["total_ms"], f"predicted {variant} x{CHUNKS}")
@@ -205,7 +228,7 @@ def test_predict_true_records_a_replayable_prediction(lab):
     p = (res.get("extra") or {}).get("prediction")
     check(isinstance(p, dict), "result.extra.prediction", res.get("extra"), "extra")
     for k in ("basis_trace", "basis_ms", "basis_reps", "event_tax_us", "basis_issue_us", "host", "device",
-              "predicted_ms"):
+              "kernel_ns_per_elem", "predicted_ms"):
         check(k in p, f"extra.prediction.{k}", sorted(p), "extra.prediction")
     check(p["basis_reps"] == max(5, min(15, spec["reps"])), "as many reps as the run, 5 to 15", p["basis_reps"],
           "basis_reps")
@@ -231,10 +254,13 @@ def test_predict_true_records_a_replayable_prediction(lab):
     check(isinstance(device, dict) and set(device) == {"copy_overlap_us"} and is_number(device["copy_overlap_us"])
           and 0 <= device["copy_overlap_us"] <= 1000, "{copy_overlap_us} within what POST /api/predict takes",
           device, "extra.prediction.device")
+    check(is_number(p["kernel_ns_per_elem"]) and p["kernel_ns_per_elem"] > 0, "> 0: the sim's calibration",
+          p["kernel_ns_per_elem"], "extra.prediction.kernel_ns_per_elem")
     replay = predict(srv, {"trace": p["basis_trace"], "host": host, "device": device, "variant": spec["variant"],
-                           "streams": [spec["streams"]], "chunks": spec["chunks"]})["predictions"][0]
+                           "streams": [spec["streams"]], "chunks": spec["chunks"],
+                           "kernel_ns_per_elem": p["kernel_ns_per_elem"]})["predictions"][0]
     check(abs(replay["total_ms"] - pred) <= REPLAY_REL * pred, f"predicted_ms {pred} (rel {REPLAY_REL})",
-          replay["total_ms"], "POST /api/predict replaying basis_trace, host and device")
+          replay["total_ms"], "POST /api/predict replaying basis_trace, host, device and kernel_ns_per_elem")
     plain = exps["basis"]["result"]  # a run without "predict" has none
     check(plain["predicted_ms"] is None and plain["prediction_error"] is None
           and "prediction" not in (plain.get("extra") or {}), "null prediction, no extra.prediction",
@@ -306,6 +332,10 @@ BAD = [  # (name, body or f(experiments), field; None: no field)
     ("kernel-launch-1001", {"trace": GOOD, "host": {"kernel_launch_us": 1001}}, "host.kernel_launch_us"),
     # a misspelt host cost was dropped without a word and the default used instead
     ("host-unknown-field", {"trace": GOOD, "host": {"copy_submit": 1}}, "host"),
+    ("kernel-ns-negative", {"trace": GOOD, "kernel_ns_per_elem": -0.1}, "kernel_ns_per_elem"),
+    ("kernel-ns-a-string", {"trace": GOOD, "kernel_ns_per_elem": "0.01"}, "kernel_ns_per_elem"),
+    ("kernel-ns-past-1e6", {"trace": GOOD, "kernel_ns_per_elem": 2e6}, "kernel_ns_per_elem"),
+    ("kernel-ns-null", {"trace": GOOD, "kernel_ns_per_elem": None}, "kernel_ns_per_elem"),
 ]
 
 

@@ -57,7 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         trace_json = json_object_get(j, "trace");
         json_t *v;
         sl_error_t perr = {0};
-        if (predict_params_override(json_object_get(j, "device"), json_object_get(j, "host"), &params, &perr))
+        if (predict_params_override(json_object_get(j, "device"), json_object_get(j, "host"), &params, &perr) ||
+            predict_params_kernel(json_object_get(j, "kernel_ns_per_elem"), &params, &perr))
             goto done;
         if ((v = json_object_get(j, "variant"))) {
             int k = json_is_string(v) ? sl_enum_parse(variant_names, VARIANT__COUNT, json_string_value(v)) : -1;

@@ -181,6 +181,38 @@ TEST(small_kernels_share_the_sms) {
     CHECK_NEAR(300.0, total_of(ops, 3, 2, 8), 1e-6);
 }
 
+/* Where a kernel's work at the whole GPU's throughput is known (sat_us), it asks for
+ * sat / alone of the GPU, whatever its grid fills. Measured on the lent H100
+ * (2026-11-23, compute kernel at 3x the copy): 512-block kernels (half the slots)
+ * already used all of the SMs' arithmetic, and the grid fraction predicted 33% short. */
+TEST(kernels_share_the_gpu_by_the_throughput_they_use) {
+    model_op_t ops[2];
+    for (int s = 0; s < 2; s++) {
+        ops[s] = op(PLAN_KERNEL, s, s, 100);
+        ops[s].blocks = 132 * 8 / 2; /* half the slots */
+    }
+    CHECK_NEAR(100.0, total_of(ops, 2, 2, 8), 1e-6); /* by the grid: side by side */
+    /* compute-bound: 90 us of work at full throughput in 100 alone, so each asks 0.9.
+     * K0 gets 0.9 (full speed) to 100; K1 the 0.1 left, 1/9 of its speed, so 100/9 us
+     * of its work is done by 100 and the other 800/9 run alone after. */
+    for (int s = 0; s < 2; s++)
+        ops[s].sat_us = 90;
+    model_input_t in = input(ops, 2, 2, 8);
+    timeline_t tl;
+    CHECK_NEAR(100.0 + 800.0 / 9.0, simulate(&in, &tl), 1e-6);
+    CHECK_NEAR(0.0, tl.ops[1].start_us, 1e-6); /* it started at once, slowly */
+    timeline_free(&tl);
+    /* latency-bound: grids that fill every slot but use a tenth of the throughput run
+     * side by side, where the grid alone would serialise them (20) */
+    for (int s = 0; s < 2; s++) {
+        ops[s] = op(PLAN_KERNEL, s, s, 10);
+        ops[s].sat_us = 1;
+    }
+    CHECK_NEAR(10.0, total_of(ops, 2, 2, 8), 1e-6);
+    ops[0].sat_us = ops[1].sat_us = 0;
+    CHECK_NEAR(20.0, total_of(ops, 2, 2, 8), 1e-6);
+}
+
 TEST(bidirectional_copies_slow_each_other) {
     model_op_t ops[2] = {op(PLAN_H2D, 0, 0, 100), op(PLAN_D2H, 1, 1, 100)};
     model_input_t in = input(ops, 2, 2, 8);
@@ -731,6 +763,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(hyperq_either_order_performs),
     TEST_ENTRY(connection_limit_makes_false_dependencies),
     TEST_ENTRY(small_kernels_share_the_sms),
+    TEST_ENTRY(kernels_share_the_gpu_by_the_throughput_they_use),
     TEST_ENTRY(bidirectional_copies_slow_each_other),
     TEST_ENTRY(host_submission_costs_serialise_issue),
     TEST_ENTRY(blocking_copy_holds_the_host),
