@@ -44,7 +44,7 @@ BIN := $(BUILD)/streamlab
 # keep every intermediate object (make would delete support.o after each test link)
 .SECONDARY:
 
-.PHONY: all run test test-unit test-api test-web test-san test-gpu test-crash deps web-vendor clean bench-gpu bench-model bench-http bench-zero-copy fuzz
+.PHONY: all run test test-unit test-api test-web test-san test-gpu test-crash deps web-vendor clean bench-gpu bench-model replay-model bench-http bench-zero-copy fuzz
 all: $(BIN) web-vendor
 
 $(BIN): $(SERVER_OBJ) $(CORE_OBJ)
@@ -133,3 +133,8 @@ bench-http: $(BIN)
 # the model's accuracy on this machine (a benchmark, not a test)
 bench-model: $(BIN)
 	@sh bench/bench_model.sh $(BIN)
+
+# a database's recorded predictions replayed on this machine (no GPU needed), e.g. a
+# bench-model run's build/bench/model.db: make replay-model DB=... [OVERRIDES='{"device": {...}}']
+replay-model: $(BIN)
+	@sh bench/replay_model.sh $(BIN) "$(DB)" '$(or $(OVERRIDES),{})'

@@ -19,23 +19,17 @@ db="$OUT/model.db"
 rm -f "$db" "$db-wal" "$db-shm"
 "$BIN" serve --listen 127.0.0.1:$port --db "$db" >"$OUT/model-server.log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null' EXIT
+# wait for the server to close its store: $OUT/model.db is then whole (its WAL folded in),
+# ready to copy off the machine and replay (the predictions keep their basis traces)
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null' EXIT
+PYTHONPATH="$(dirname "$0")${PYTHONPATH:+:$PYTHONPATH}" \
 /usr/bin/env python3 - "$port" "$REPS" "$OUT" "${KERNEL:-blog}" "${COPY_RATIO:-1}" <<'PY'
-import json, sys, time, urllib.request, statistics
+import json, sys, time, statistics
+from lab import Lab
 port, reps, out, kernel, ratio = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5])
-base = f"http://127.0.0.1:{port}"
-def call(method, path, body=None):
-    req = urllib.request.Request(base + path, method=method, data=json.dumps(body).encode() if body is not None else None,
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=600) as r:
-        return json.load(r)
-deadline = time.time() + 120
-while True:
-    try:
-        health = call("GET", "/api/health"); break
-    except Exception:
-        if time.time() > deadline: raise
-        time.sleep(0.2)
+lab = Lab(port)
+call = lab.call
+health = lab.wait_health()
 spec_base = {"kernel": kernel, "block_size": 256, "reps": reps, "warmup": 2, "predict": True}
 label = kernel
 if kernel == "compute":
