@@ -31,6 +31,19 @@ $(BENCH_ZC_BIN): bench/probe_zero_copy.cu
 	@if [ -z "$(NVCC)" ]; then echo "bench-zero-copy: nvcc not found"; exit 1; fi
 	$(NVCC) $(NVCCFLAGS) -o $@ $<
 
+# Zero-copy traffic beside the copy engines: their aggregate rate, and pipelines whose
+# fill and drain a zero-copy share could fill (plain CUDA, bench/probe_split.cu).
+BENCH_SPLIT_BIN := $(BUILD)/bench/probe_split
+$(BENCH_SPLIT_BIN): bench/probe_split.cu
+	@mkdir -p $(dir $@)
+	@if [ -z "$(NVCC)" ]; then echo "bench-split: nvcc not found"; exit 1; fi
+	$(NVCC) $(NVCCFLAGS) -o $@ $<
+
+.PHONY: bench-split
+bench-split: $(BENCH_SPLIT_BIN)
+	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
+	  echo "bench-split: skipped (no GPU)"; else $(BENCH_SPLIT_BIN) 15; fi
+
 .PHONY: bench-zero-copy
 bench-zero-copy: $(BENCH_ZC_BIN)
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
