@@ -422,10 +422,14 @@ int backend_run(const spec_t *spec_in, const machine_info_t *m, result_t *out, s
 
     spec_t spec = *spec_in;
     json_t *tuned_choice = NULL;
+    /* tuned's trials and final run, and a prediction's basis, share one CPU reference */
+    bool keep_ref = be == BACKEND_CUDA && (spec.variant == VARIANT_TUNED || spec.predict);
+    if (keep_ref)
+        cuda_reference_keep(true);
     if (spec.variant == VARIANT_TUNED) {
         rc = tuned_choose(spec_in, m, &spec, &tuned_choice, err);
         if (rc)
-            return rc;
+            goto done;
     }
     rc = run_plan(be, &spec, m, out, err);
     if (rc)
@@ -444,6 +448,8 @@ int backend_run(const spec_t *spec_in, const machine_info_t *m, result_t *out, s
             json_object_set(out->extra, "tuned", tuned_choice);
     }
 done:
+    if (keep_ref)
+        cuda_reference_keep(false);
     if (tuned_choice)
         json_decref(tuned_choice);
     if (rc)

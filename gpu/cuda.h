@@ -25,6 +25,15 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err);
 int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m,
              result_t *out, sl_error_t *err);
 
+/* Keep the CPU reference a run computes for the next runs of this thread with the same
+ * kernel, rounds and size (on), or free it (off). A tuned run's trials, its final run and
+ * a prediction's basis then check every rep against one reference instead of computing
+ * it for each run: at 2^25 elements a compute kernel of 127 rounds costs the host seconds
+ * per reference, and tuned runs some sixty. */
+void cuda_reference_keep(bool on);
+/* How many CPU references this process has computed (what the tests see of the above). */
+uint64_t cuda_reference_count(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,6 +14,14 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                         "(nvcc not found at build time)", index);
 }
 
+void cuda_reference_keep(bool on) {
+    (void)on;
+}
+
+uint64_t cuda_reference_count(void) {
+    return 0;
+}
+
 int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, result_t *out, sl_error_t *err) {
     (void)spec;
     (void)plan;

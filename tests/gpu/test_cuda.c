@@ -477,6 +477,38 @@ static void test_floor_is_a_lower_bound(void) {
     }
 }
 
+/* A tuned run measures dozens of trials and a predicted run its basis too: each shares one
+ * CPU reference (cuda_reference_keep), and every rep is still checked against it. A
+ * compute kernel of 127 rounds made tuned compute its reference some sixty times, for
+ * minutes at 2^25 on the lent H100's host. */
+static void test_reference_shared(void) {
+    spec_t s;
+    spec_base(&s, VARIANT_TUNED, 1u << 22, 1);
+    s.kernel = KERNEL_COMPUTE;
+    s.kernel_iters = 20;
+    s.reps = 3;
+    uint64_t before = cuda_reference_count();
+    check_run(&s);
+    uint64_t tuned = cuda_reference_count() - before;
+    spec_base(&s, VARIANT_ASYNC_V2, 1u << 22, 4);
+    s.kernel = KERNEL_COMPUTE;
+    s.kernel_iters = 20;
+    s.reps = 3;
+    s.predict = true;
+    before = cuda_reference_count();
+    check_run(&s);
+    uint64_t predicted = cuda_reference_count() - before;
+    s.predict = false; /* a run of its own afterwards: the kept one is gone */
+    before = cuda_reference_count();
+    check_run(&s);
+    uint64_t plain = cuda_reference_count() - before;
+    printf("  CPU references computed: tuned %llu, predicted run with its basis %llu, then a plain run %llu\n",
+           (unsigned long long)tuned, (unsigned long long)predicted, (unsigned long long)plain);
+    CHECK(tuned == 1 && predicted == 1 && plain == 1,
+          "expected one CPU reference per tuned run, per predicted run and per plain run, got %llu, %llu, %llu",
+          (unsigned long long)tuned, (unsigned long long)predicted, (unsigned long long)plain);
+}
+
 static void test_multi_gpu(void) {
     if (machine.device_count < 2) {
         printf("  multi_gpu: skipped (1 GPU here; the peer measurement needs 2)\n");
@@ -558,6 +590,8 @@ int main(void) {
     test_zero_copy();
     printf("floor:\n");
     test_floor_is_a_lower_bound();
+    printf("reference:\n");
+    test_reference_shared();
     printf("multi_gpu:\n");
     test_multi_gpu();
 
