@@ -34,8 +34,8 @@ spec_base = {"kernel": kernel, "block_size": 256, "reps": reps, "warmup": 2, "pr
 label = kernel
 if kernel == "compute":
     cal = call("GET", "/api/machines")["items"][0]["gpus"][0]["calibration"]
-    per_iter = cal["kernel_ns_per_elem"]["compute"]
-    spec_base["kernel_iters"] = max(1, round(ratio * (4.0 / cal["h2d_gbps"]) / per_iter))
+    per_iter, base_ns = cal["kernel_ns_per_elem"]["compute"], cal.get("compute_base_ns_per_elem") or 0.0
+    spec_base["kernel_iters"] = max(1, round((ratio * (4.0 / cal["h2d_gbps"]) - base_ns) / per_iter))
     label = f"compute x{spec_base['kernel_iters']} (kernel ~{ratio:g}x the H2D copy)"
 sweep = call("POST", "/api/sweeps", {"base": spec_base,
                                      "axes": {"size": ["2^22", "2^25"], "variant": ["async_v1", "async_v2"],

@@ -308,10 +308,7 @@ double backend_floor_ms(const spec_t *spec, const machine_info_t *m) {
          * kernels reading and writing mapped memory, whichever moves more; GB/s = bytes per ns. */
         double gbps = c->zero_copy_gbps > c->bidir_gbps ? c->zero_copy_gbps : c->bidir_gbps;
         double copy_ms = bytes / (gbps * 1e6);
-        double per_elem = c->kernel_ns_per_elem[spec->kernel];
-        if (spec->kernel == KERNEL_COMPUTE)
-            per_elem *= spec->kernel_iters;
-        double kernel_ms = (double)count * per_elem / 1e6;
+        double kernel_ms = (double)count * plan_kernel_ns_per_elem(spec, d) / 1e6;
         double dev_floor = copy_ms > kernel_ms ? copy_ms : kernel_ms;
         if (dev_floor > floor_ms)
             floor_ms = dev_floor;

@@ -179,7 +179,10 @@ typedef struct calibration {
     double bidir_gbps;               /* pinned, each direction while both run (peak) */
     double bidir_gbps_min;           /* spread seen */
     double pageable_h2d_gbps, pageable_d2h_gbps;
-    double kernel_ns_per_elem[KERNEL__COUNT]; /* compute: per iteration */
+    double kernel_ns_per_elem[KERNEL__COUNT]; /* compute: per round beyond compute_base */
+    double compute_base_ns_per_elem; /* compute: what an element costs besides its rounds (its
+                                      * load and store, the launch's share), from 16 and 64
+                                      * rounds; 0: not measured */
     double copy_submit_us;           /* host time to issue one cudaMemcpyAsync (median) */
     double kernel_launch_us;         /* host time to issue one kernel launch (median) */
     double zero_copy_gbps;           /* each direction while a kernel reads and writes pinned

@@ -22,7 +22,8 @@
 #define CAL_BIDIR_REPS 12
 #define CAL_BIDIR_GAP_US 25000
 #define CAL_KERNEL_ELEMS (1ull << 25) /* the seeds' large size */
-#define CAL_COMPUTE_ITERS 16       /* compute: time per round from 16 rounds */
+#define CAL_COMPUTE_ITERS 16       /* compute: timed at 16 and 64 rounds, the base and the */
+#define CAL_COMPUTE_ITERS_HI 64    /* cost per round from the two */
 
 /* Time n back-to-back copies of total/n bytes each on stream s with events; µs. */
 static int time_batch(void *dst, const void *src, size_t total, int n, cudaMemcpyKind kind, cudaStream_t s,
@@ -198,22 +199,41 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
      * round against 0.0017 on the pipelines' input (lent H100, 2026-11-23), so 15
      * rounds over 2^25 floored at 7.4 ms while whole pipelines ran in 2.93 (efficiency
      * 2.48), and bench-model's "1x" and "3x the copy" kernels were 0.12x and 0.35x. */
+    /* The compute kernel at 16 and at 64 rounds: each element's load, store and share of
+     * the launch cost the same at any count, so 16 rounds alone (the cost per round once
+     * taken from them) priced 127 rounds 3% dear and a tuned run beat its floor (lent
+     * H100, 2026-11-24: 7.21 ms against a 7.37 ms floor, efficiency 1.03). */
     elems = bytes / sizeof(float) < CAL_KERNEL_ELEMS ? bytes / sizeof(float) : CAL_KERNEL_ELEMS;
     for (int k = 0; k < KERNEL__COUNT; k++) {
-        int iters = k == KERNEL_COMPUTE ? CAL_COMPUTE_ITERS : 1;
-        for (int r = -1; r < CAL_REPS; r++) {
-            float ms = 0;
-            CUDA_CHECK(cudaMemsetAsync(d_a, kernel_input_byte(k), elems * sizeof(float), s0));
-            CUDA_CHECK(cudaEventRecord(e0, s0));
-            CUDA_CHECK(cuda_kernel_launch(k, iters, LAUNCH_CHUNK, 0, 256, d_a, 0, elems, s0));
-            CUDA_CHECK(cudaEventRecord(e1, s0));
-            CUDA_CHECK(cudaEventSynchronize(e1));
-            CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-            if (r >= 0)
-                kms[r] = ms;
+        double ns[2] = {0, 0}; /* ns per element at each round count */
+        for (int pass = 0; pass < (k == KERNEL_COMPUTE ? 2 : 1); pass++) {
+            int iters = k != KERNEL_COMPUTE ? 1 : pass ? CAL_COMPUTE_ITERS_HI : CAL_COMPUTE_ITERS;
+            for (int r = -1; r < CAL_REPS; r++) {
+                float ms = 0;
+                CUDA_CHECK(cudaMemsetAsync(d_a, kernel_input_byte(k), elems * sizeof(float), s0));
+                CUDA_CHECK(cudaEventRecord(e0, s0));
+                CUDA_CHECK(cuda_kernel_launch(k, iters, LAUNCH_CHUNK, 0, 256, d_a, 0, elems, s0));
+                CUDA_CHECK(cudaEventRecord(e1, s0));
+                CUDA_CHECK(cudaEventSynchronize(e1));
+                CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+                if (r >= 0)
+                    kms[r] = ms;
+            }
+            qsort(kms, CAL_REPS, sizeof kms[0], cmp_float);
+            ns[pass] = (double)kms[CAL_REPS / 2] * 1e6 / (double)elems;
         }
-        qsort(kms, CAL_REPS, sizeof kms[0], cmp_float);
-        c.kernel_ns_per_elem[k] = (double)kms[CAL_REPS / 2] * 1e6 / (double)elems / iters;
+        if (k != KERNEL_COMPUTE) {
+            c.kernel_ns_per_elem[k] = ns[0];
+            continue;
+        }
+        double per_round = (ns[1] - ns[0]) / (CAL_COMPUTE_ITERS_HI - CAL_COMPUTE_ITERS);
+        double base = ns[0] - CAL_COMPUTE_ITERS * per_round;
+        if (!(per_round > 0) || base < 0) { /* noise past the base: all of it in the rounds */
+            per_round = ns[1] / CAL_COMPUTE_ITERS_HI;
+            base = 0;
+        }
+        c.kernel_ns_per_elem[k] = per_round;
+        c.compute_base_ns_per_elem = base;
     }
     /* zero-copy: a kernel loading and storing every element of the mapped array itself,
      * both directions at once over PCIe; the peak of CAL_REPS, bytes each way. On the

@@ -44,7 +44,10 @@ void sim_device_info(device_info_t *d, int index) {
     c->pageable_d2h_gbps = 25.0;
     c->kernel_ns_per_elem[KERNEL_BLOG] = 0.54e6 / 33554432.0; /* API.md's H100 example: 0.54 ms at 2^25 */
     c->kernel_ns_per_elem[KERNEL_FILL] = 4.0 / 3.0e3;         /* 4 bytes at ~3 TB/s */
-    c->kernel_ns_per_elem[KERNEL_COMPUTE] = 0.0017; /* per round, on the pipelines' input: H100 GPU-a7ba40e8, 2026-11-23 */
+    /* per round, on the pipelines' input, beyond the base of each element (its load, store
+     * and share of the launch): H100 GPU-e1a84b4a, 2026-11-24, from 16 and 64 rounds */
+    c->kernel_ns_per_elem[KERNEL_COMPUTE] = 0.00166;
+    c->compute_base_ns_per_elem = 0.00113;
     /* a grid-stride blog kernel in place on 2^25 mapped pinned elements: 3.238 ms, i.e.
      * 41.5 GB/s each way (H100 GPU-1ee55528, 2026-11-23, bench/probe_zero_copy.cu) */
     c->zero_copy_gbps = 41.5;
@@ -161,11 +164,12 @@ json_t *machine_to_json(const machine_info_t *m) {
         for (int k = 0; kernel_ns && k < KERNEL__COUNT; k++)
             json_object_set_new(kernel_ns, kernel_names[k], json_real(c->kernel_ns_per_elem[k]));
         json_t *calib = c->valid
-            ? json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:f, s:f, s:f, s:i}", "h2d_gbps", c->h2d_gbps,
+            ? json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:i}", "h2d_gbps", c->h2d_gbps,
                         "d2h_gbps", c->d2h_gbps, "bidir_gbps", c->bidir_gbps, "bidir_gbps_min", c->bidir_gbps_min,
                         "pageable_h2d_gbps", c->pageable_h2d_gbps, "pageable_d2h_gbps", c->pageable_d2h_gbps,
                         "zero_copy_gbps", c->zero_copy_gbps,
-                        "kernel_ns_per_elem", kernel_ns, "copy_submit_us", c->copy_submit_us, "kernel_launch_us",
+                        "kernel_ns_per_elem", kernel_ns, "compute_base_ns_per_elem", c->compute_base_ns_per_elem,
+                        "copy_submit_us", c->copy_submit_us, "kernel_launch_us",
                         c->kernel_launch_us, "copy_setup_us", c->copy_setup_us, "samples", c->samples)
             : (json_decref(kernel_ns), json_null());
         json_t *g = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:I, s:s, s:i, s:i, s:i, s:o}",

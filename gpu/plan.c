@@ -55,7 +55,7 @@ double plan_kernel_ns_per_elem(const spec_t *spec, const device_info_t *dev) {
         return 0;
     double ns = dev->calib.kernel_ns_per_elem[spec->kernel];
     if (spec->kernel == KERNEL_COMPUTE)
-        ns *= spec->kernel_iters;
+        ns = dev->calib.compute_base_ns_per_elem + ns * spec->kernel_iters;
     return ns > 0 && isfinite(ns) ? ns : 0;
 }
 

@@ -66,7 +66,8 @@ uint64_t plan_kernel_blocks(const spec_t *spec, const device_info_t *dev, uint64
 /* Blocks per SM for a block size on this device (occupancy by threads and block limits). */
 int plan_blocks_per_sm(const device_info_t *dev, int block_size);
 /* The spec's kernel's time per element with the GPU to itself (ns): the device's
- * calibrated figure, times the rounds of a compute kernel; 0 where it was not measured. */
+ * calibrated figure; for a compute kernel its base plus its rounds at the calibrated
+ * cost per round. 0 where it was not measured. */
 double plan_kernel_ns_per_elem(const spec_t *spec, const device_info_t *dev);
 
 #ifdef __cplusplus

@@ -66,6 +66,11 @@ def test_machine_describes_the_simulated_gpu_with_calibration(server):
     text = str(one).lower()
     check("calibration" in text or "h2d" in text, "calibration (H2D, D2H, bidirectional GB/s)",
           one, "machine JSON")
+    cal = gpus[0].get("calibration") or {}
+    per_round, base = (cal.get("kernel_ns_per_elem") or {}).get("compute"), cal.get("compute_base_ns_per_elem")
+    check(isinstance(per_round, float) and per_round > 0 and isinstance(base, float) and 0 <= base < 16 * per_round,
+          "a compute kernel's cost per round > 0 and its base within 0 and 16 rounds' cost", (per_round, base),
+          "calibration kernel_ns_per_elem.compute, compute_base_ns_per_elem")
 
 
 def test_experiment_machine_id_names_a_known_machine(idle_server):

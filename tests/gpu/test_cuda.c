@@ -455,8 +455,8 @@ static void test_zero_copy(void) {
  * compute runs reported efficiencies of 1.45-2.48. 200 rounds make the run
  * kernel-bound (about 4.6x the H2D copy on the H100), so the kernel term is the floor. */
 static void test_floor_is_a_lower_bound(void) {
-    static const int iters[] = {1, 1, 15, 200};
-    static const kernel_kind_t kernels[] = {KERNEL_BLOG, KERNEL_FILL, KERNEL_COMPUTE, KERNEL_COMPUTE};
+    static const int iters[] = {1, 1, 15, 127, 200};
+    static const kernel_kind_t kernels[] = {KERNEL_BLOG, KERNEL_FILL, KERNEL_COMPUTE, KERNEL_COMPUTE, KERNEL_COMPUTE};
     for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
         spec_t s;
         spec_base(&s, VARIANT_ENGINE_STREAMS, 1u << 24, 3);
@@ -555,10 +555,13 @@ int main(void) {
         CHECK(rc == SL_OK, "calibrate %d: expected ok, got %s", i, err.message);
         const calibration_t *c = &machine.devices[i].calib;
         printf("calibration %d: h2d %.1f, d2h %.1f, bidir %.1f (min %.1f), pageable h2d %.1f / d2h %.1f, zero-copy "
-               "%.1f GB/s; kernel ns/elem blog %.4f fill %.4f compute %.4f/iter\n",
+               "%.1f GB/s; kernel ns/elem blog %.4f fill %.4f compute %.5f + %.5f/round\n",
                i, c->h2d_gbps, c->d2h_gbps, c->bidir_gbps, c->bidir_gbps_min, c->pageable_h2d_gbps,
                c->pageable_d2h_gbps, c->zero_copy_gbps, c->kernel_ns_per_elem[KERNEL_BLOG], c->kernel_ns_per_elem[KERNEL_FILL],
-               c->kernel_ns_per_elem[KERNEL_COMPUTE]);
+               c->compute_base_ns_per_elem, c->kernel_ns_per_elem[KERNEL_COMPUTE]);
+        CHECK(c->compute_base_ns_per_elem >= 0 && c->compute_base_ns_per_elem < 16 * c->kernel_ns_per_elem[KERNEL_COMPUTE],
+              "calibrate %d: expected the compute kernel's base within 0 and 16 rounds' cost, got %.5f + %.5f/round", i,
+              c->compute_base_ns_per_elem, c->kernel_ns_per_elem[KERNEL_COMPUTE]);
         CHECK(c->valid && c->h2d_gbps > 1 && c->d2h_gbps > 1 && c->bidir_gbps > 1 && c->bidir_gbps_min <= c->bidir_gbps,
               "calibrate %d: expected valid positive bandwidths with min <= peak", i);
         CHECK(c->zero_copy_gbps > 1, "calibrate %d: expected a positive zero-copy rate, got %.2f GB/s", i,

@@ -213,6 +213,25 @@ TEST(kernels_share_the_gpu_by_the_throughput_they_use) {
     CHECK_NEAR(20.0, total_of(ops, 2, 2, 8), 1e-6);
 }
 
+/* A compute kernel's time per element: its base (load, store, launch share) plus its
+ * rounds; the other kernels' calibrated figure as it is. */
+TEST(kernel_time_per_element_of_a_compute_kernel) {
+    device_info_t dev;
+    sim_device_info(&dev, 0);
+    dev.calib.kernel_ns_per_elem[KERNEL_COMPUTE] = 0.0017;
+    dev.calib.compute_base_ns_per_elem = 0.001;
+    dev.calib.kernel_ns_per_elem[KERNEL_BLOG] = 0.016;
+    spec_t s;
+    spec_defaults(&s, VARIANT_ASYNC_V1);
+    s.kernel = KERNEL_COMPUTE;
+    s.kernel_iters = 10;
+    CHECK_NEAR(0.001 + 10 * 0.0017, plan_kernel_ns_per_elem(&s, &dev), 1e-12);
+    s.kernel = KERNEL_BLOG; /* kernel_iters means nothing to it, nor does the base */
+    CHECK_NEAR(0.016, plan_kernel_ns_per_elem(&s, &dev), 1e-12);
+    dev.calib.kernel_ns_per_elem[KERNEL_BLOG] = 0; /* not measured */
+    CHECK_NEAR(0.0, plan_kernel_ns_per_elem(&s, &dev), 1e-12);
+}
+
 TEST(bidirectional_copies_slow_each_other) {
     model_op_t ops[2] = {op(PLAN_H2D, 0, 0, 100), op(PLAN_D2H, 1, 1, 100)};
     model_input_t in = input(ops, 2, 2, 8);
@@ -764,6 +783,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(connection_limit_makes_false_dependencies),
     TEST_ENTRY(small_kernels_share_the_sms),
     TEST_ENTRY(kernels_share_the_gpu_by_the_throughput_they_use),
+    TEST_ENTRY(kernel_time_per_element_of_a_compute_kernel),
     TEST_ENTRY(bidirectional_copies_slow_each_other),
     TEST_ENTRY(host_submission_costs_serialise_issue),
     TEST_ENTRY(blocking_copy_holds_the_host),
