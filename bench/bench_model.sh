@@ -14,22 +14,23 @@ BIN=${1:-build/streamlab}
 REPS=${REPS:-7}
 OUT=${BENCH_OUT:-build/bench}
 mkdir -p "$OUT"
-port=$((20000 + $$ % 20000))
+port=$(python3 "$(dirname "$0")/lab.py")
+label="bench-model-$$"
 db="$OUT/model.db"
 rm -f "$db" "$db-wal" "$db-shm"
-"$BIN" serve --listen 127.0.0.1:$port --db "$db" >"$OUT/model-server.log" 2>&1 &
+"$BIN" serve --listen 127.0.0.1:$port --db "$db" --machine-label "$label" >"$OUT/model-server.log" 2>&1 &
 pid=$!
 # wait for the server to close its store: $OUT/model.db is then whole (its WAL folded in),
 # ready to copy off the machine and replay (the predictions keep their basis traces)
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null' EXIT
 PYTHONPATH="$(dirname "$0")${PYTHONPATH:+:$PYTHONPATH}" \
-/usr/bin/env python3 - "$port" "$REPS" "$OUT" "${KERNEL:-blog}" "${COPY_RATIO:-1}" <<'PY'
+/usr/bin/env python3 - "$port" "$REPS" "$OUT" "${KERNEL:-blog}" "${COPY_RATIO:-1}" "$label" <<'PY'
 import json, sys, time, statistics
 from lab import Lab
 port, reps, out, kernel, ratio = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5])
 lab = Lab(port)
 call = lab.call
-health = lab.wait_health()
+health = lab.wait_health(sys.argv[6])
 spec_base = {"kernel": kernel, "block_size": 256, "reps": reps, "warmup": 2, "predict": True}
 label = kernel
 if kernel == "compute":

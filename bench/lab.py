@@ -1,5 +1,6 @@
 """lab.py — the bench scripts' client of a streamlab server they started (stdlib only)."""
 import json
+import socket
 import time
 import urllib.request
 
@@ -15,13 +16,31 @@ class Lab:
         with urllib.request.urlopen(req, timeout=self.timeout) as r:
             return json.load(r)
 
-    def wait_health(self, deadline_s=120):
-        """GET /api/health until it answers (the server is starting): its answer."""
+    def wait_health(self, label, deadline_s=120):
+        """GET /api/health until it answers (the server is starting): its answer. The
+        server was started with --machine-label label: another answering on the port
+        (it was taken after all) is an error, not a server to measure with."""
         deadline = time.time() + deadline_s
         while True:
             try:
-                return self.call("GET", "/api/health")
+                health = self.call("GET", "/api/health")
+                break
             except Exception:
                 if time.time() > deadline:
                     raise
                 time.sleep(0.1)
+        ours = [m for m in self.call("GET", "/api/machines")["items"] if m["id"] == health.get("machine_id")]
+        if not ours or ours[0].get("label") != label:
+            raise SystemExit(f"{self.base}: another server answers there, not the one started with label {label}")
+        return health
+
+
+def free_port():
+    """A port nothing listens on now (the server binds it a moment later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+if __name__ == "__main__":  # `python3 bench/lab.py`: a free port, for the shell scripts
+    print(free_port())

@@ -15,19 +15,20 @@ DB=${2:?usage: replay_model.sh BIN DB [OVERRIDES]}
 OVERRIDES=${3:-"{}"}
 [ -f "$DB" ] || { echo "replay-model: no database $DB" >&2; exit 2; }
 tmp=$(mktemp -d)
-port=$((20000 + $$ % 20000))
-"$BIN" serve --listen 127.0.0.1:$port --db "$tmp/replay.db" --backend sim >"$tmp/server.log" 2>&1 &
+port=$(python3 "$(dirname "$0")/lab.py")
+label="replay-model-$$"
+"$BIN" serve --listen 127.0.0.1:$port --db "$tmp/replay.db" --backend sim --machine-label "$label" >"$tmp/server.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 PYTHONPATH="$(dirname "$0")${PYTHONPATH:+:$PYTHONPATH}" \
-/usr/bin/env python3 - "$port" "$DB" "$OVERRIDES" <<'PY'
+/usr/bin/env python3 - "$port" "$DB" "$OVERRIDES" "$label" <<'PY'
 import json, sqlite3, statistics, sys, urllib.error
 from lab import Lab
 port, db, overrides = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
 if not isinstance(overrides, dict):
     sys.exit("replay-model: OVERRIDES must be a JSON object")
 lab = Lab(port, timeout=120)
-lab.wait_health(60)
+lab.wait_health(sys.argv[4], 60)
 
 def merge(a, b):
     out = dict(a)
