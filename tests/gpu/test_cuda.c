@@ -477,31 +477,27 @@ static void test_floor_is_a_lower_bound(void) {
     }
 }
 
+/* The CPU references a checked run of variant (compute kernel, 20 rounds, 2^22) computes. */
+static uint64_t references_of(variant_t variant, int streams, bool predict) {
+    spec_t s;
+    spec_base(&s, variant, 1u << 22, streams);
+    s.kernel = KERNEL_COMPUTE;
+    s.kernel_iters = 20;
+    s.reps = 3;
+    s.predict = predict;
+    uint64_t before = cuda_reference_count();
+    check_run(&s);
+    return cuda_reference_count() - before;
+}
+
 /* A tuned run measures dozens of trials and a predicted run its basis too: each shares one
  * CPU reference (cuda_reference_keep), and every rep is still checked against it. A
  * compute kernel of 127 rounds made tuned compute its reference some sixty times, for
  * minutes at 2^25 on the lent H100's host. */
 static void test_reference_shared(void) {
-    spec_t s;
-    spec_base(&s, VARIANT_TUNED, 1u << 22, 1);
-    s.kernel = KERNEL_COMPUTE;
-    s.kernel_iters = 20;
-    s.reps = 3;
-    uint64_t before = cuda_reference_count();
-    check_run(&s);
-    uint64_t tuned = cuda_reference_count() - before;
-    spec_base(&s, VARIANT_ASYNC_V2, 1u << 22, 4);
-    s.kernel = KERNEL_COMPUTE;
-    s.kernel_iters = 20;
-    s.reps = 3;
-    s.predict = true;
-    before = cuda_reference_count();
-    check_run(&s);
-    uint64_t predicted = cuda_reference_count() - before;
-    s.predict = false; /* a run of its own afterwards: the kept one is gone */
-    before = cuda_reference_count();
-    check_run(&s);
-    uint64_t plain = cuda_reference_count() - before;
+    uint64_t tuned = references_of(VARIANT_TUNED, 1, false);
+    uint64_t predicted = references_of(VARIANT_ASYNC_V2, 4, true);
+    uint64_t plain = references_of(VARIANT_ASYNC_V2, 4, false); /* afterwards: the kept one is gone */
     printf("  CPU references computed: tuned %llu, predicted run with its basis %llu, then a plain run %llu\n",
            (unsigned long long)tuned, (unsigned long long)predicted, (unsigned long long)plain);
     CHECK(tuned == 1 && predicted == 1 && plain == 1,
