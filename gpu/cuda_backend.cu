@@ -668,6 +668,17 @@ static json_t *compare_timelines(const timeline_t *ev, const timeline_t *cu) {
                           "duration_diff_us_max", dur_max, "start_diff_us_max", start_max, "first_op_events_us",
                           ev->count ? ev->ops[0].start_us : 0.0, "first_op_cupti_us",
                           cu->count ? cu->ops[0].start_us : 0.0);
+    /* every op both ways (the first 64), starts from each timeline's first op, for a look
+     * at where the two methods part: [op, stream, events start, end, CUPTI start, end] */
+    json_t *ops = o ? json_array() : NULL;
+    for (size_t i = 0; ops && i < n && i < 64; i++) {
+        const op_event_t *a = &ev->ops[i], *b = &cu->ops[i];
+        json_array_append_new(ops, json_pack("[s, i, f, f, f, f]", op_names[a->op], a->stream,
+                                             a->start_us - ev->ops[0].start_us, a->end_us - ev->ops[0].start_us,
+                                             b->start_us - cu->ops[0].start_us, b->end_us - cu->ops[0].start_us));
+    }
+    if (ops)
+        json_object_set_new(o, "ops", ops);
     if (o && devs)
         json_object_set_new(o, "worst_op",
                             json_pack("{s:I, s:s, s:i, s:[f,f], s:[f,f]}", "index", (json_int_t)worst, "op",
