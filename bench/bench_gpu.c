@@ -20,6 +20,9 @@
  * host-bound points are bimodal there (async_v1 x128 at 2^22: streamlab's runs 1.07,
  * 1.53, 1.47 ms, the reference's 1.00, 1.26, 1.35, 1.35), and a median of three runs
  * picks a mode, not the program. The rounds each point took are printed and kept.
+ * After each size's tables: the same bytes copied both ways at once with no kernel (what
+ * no copy pipeline beats on the machine at that moment), and an estimate of the best a
+ * chunked pipeline can do beside it (copies_ceiling), with tuned's time against both.
  *
  * usage: bench_gpu --ref PATH [--reps N] [--warmup N] [--sizes 22,25] [--max-streams N]
  *                  [--cpu N] [--rounds R] [--max-rounds M] [--json FILE] */
@@ -180,6 +183,36 @@ static void interleave_pair(const machine_info_t *m, const spec_t *fixed, const 
            "%.3f\n",
            rounds, variant_names[chosen->variant], chosen->streams, chosen->chunks, chosen->graph ? ", graph" : "", fb,
            fixed_name, fa, fa > 0 ? fb / fa : 0);
+}
+
+/* What no copy pipeline beats on this machine now: the bytes copied both ways at once
+ * with no kernel, in the same run. A pipeline of chunks of s bytes pays besides about
+ * s / rate (its last chunk's D2H waits for that chunk's H2D and kernel) and a fixed
+ * cost c per copy, (bytes / s) c: at best (s = sqrt(c bytes rate)) 2 sqrt(c bytes /
+ * rate) over the bare copies, with c the calibration's cost per copy. Printed beside
+ * tuned: how far tuned is from that estimate, and the floor's share of each. */
+static void copies_ceiling(const machine_info_t *m, uint64_t size, double floor_ms, double tuned_ms, FILE *jf) {
+    double lo = 0, med = 0;
+    sl_error_t err;
+    memset(&err, 0, sizeof err);
+    if (cuda_copies_both_ways(m, 0, size * sizeof(float), 15, &lo, &med, &err) != SL_OK || med <= 0) {
+        printf("copies alone: error: %s\n", err.message);
+        return;
+    }
+    double bytes = (double)size * sizeof(float), rate = bytes / (med * 1e3); /* bytes per us */
+    double c = m->devices[0].calib.copy_setup_us;
+    double bound_ms = med + 2.0 * sqrt(c * bytes / rate) / 1e3;
+    printf("copies alone, both ways at once, no kernel: %.3f ms median of 15 (least %.3f), %.1f GB/s each way: "
+           "efficiency %.2f, the most any copy pipeline can reach here now\n",
+           med, lo, rate / 1e3, floor_ms > 0 ? floor_ms / med : 0);
+    printf("  a chunked pipeline adds its last chunk's lag and %.2f us per copy (calibrated): at best about %.3f ms, "
+           "efficiency %.2f; tuned %.3f ms is %.3f of that\n",
+           c, bound_ms, floor_ms > 0 ? floor_ms / bound_ms : 0, tuned_ms, tuned_ms > 0 ? tuned_ms / bound_ms : 0);
+    if (jf)
+        fprintf(jf,
+                "{\"kind\":\"copies_both_ways\",\"size\":%llu,\"median_ms\":%.6f,\"min_ms\":%.6f,\"floor_ms\":%.6f,"
+                "\"copy_setup_us\":%.4f,\"pipeline_bound_ms\":%.6f,\"tuned_ms\":%.6f}\n",
+                (unsigned long long)size, med, lo, floor_ms, c, bound_ms, tuned_ms);
 }
 
 int main(int argc, char **argv) {
@@ -397,6 +430,7 @@ int main(int argc, char **argv) {
          * one grid-stride kernel on the mapped host array), and the tuned variant (issue
          * order, streams, chunks and chunk ramp chosen on the model), in the same run */
         static const int es_chunks[] = {8, 16, 32, 64};
+        double tuned_ms = 0, floor_ms = 0;
         for (int k = -1; k < 5; k++) {
             spec_t s;
             bool zc = k == 4;
@@ -417,7 +451,9 @@ int main(int argc, char **argv) {
                 errors++;
                 continue;
             }
+            floor_ms = r.floor_ms;
             if (k < 0) {
+                tuned_ms = r.total_ms.median;
                 json_t *t = r.extra ? json_object_get(r.extra, "tuned") : NULL;
                 char *why = t ? json_dumps(t, JSON_COMPACT) : NULL;
                 printf("%-10s %7s %12.3f %10.3f %10s %9s %9.3f %10.2f %8.2f  chose %s\n", "tuned", "-",
@@ -442,6 +478,7 @@ int main(int argc, char **argv) {
             }
             result_free(&r);
         }
+        copies_ceiling(&m, size, floor_ms, tuned_ms, jf);
     }
     ref_stop(&rp);
     if (jf)

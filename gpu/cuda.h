@@ -20,6 +20,12 @@ int cuda_discover(machine_info_t *m);
  * and kernel time per element; fills m->devices[index].calib. */
 int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err);
 
+/* Bare copies on device `index`: `bytes` H2D and `bytes` D2H at once from one start, no
+ * kernel, `reps` times; the least and the median time to the later end (ms). What no
+ * copy pipeline of those bytes can beat on this machine now (bench-gpu prints it). */
+int cuda_copies_both_ways(const machine_info_t *m, int index, uint64_t bytes, int reps, double *min_ms,
+                          double *median_ms, sl_error_t *err);
+
 /* Execute plan for spec on m's devices: warm-up reps, then spec->reps measured reps,
  * every op timed, every rep's output verified against the CPU reference. */
 int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m,

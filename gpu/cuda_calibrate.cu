@@ -347,3 +347,79 @@ cleanup:
     cudaSetDevice(prev);
     return rc;
 }
+
+/* Bare copies, the ceiling of any copy pipeline: `bytes` H2D and `bytes` D2H at once
+ * from one start (the D2H writing the pages the H2D reads, as a pipeline's does), no
+ * kernel; each rep's time is the later end, reps 25 ms apart as the calibration's. On
+ * a calm lent H100 (2026-11-24, GPU-0f99a664) 128 MiB took 2.675 ms at best, 2.686
+ * median: the floor issue 5 quotes for its best H100 (2.674 ms) is this. */
+int cuda_copies_both_ways(const machine_info_t *m, int index, uint64_t bytes, int reps, double *min_ms,
+                          double *median_ms, sl_error_t *err) {
+    int rc = SL_OK, prev = 0, got = 0;
+    char *h = NULL, *d_a = NULL, *d_b = NULL;
+    cudaStream_t s0 = NULL, s1 = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL, e2 = NULL;
+    double *t = NULL;
+    if (index < 0 || index >= m->device_count || bytes == 0 || reps < 1)
+        return sl_error_set(err, SL_E_INVALID, "", "copies both ways: device %d, %llu bytes, %d reps", index,
+                            (unsigned long long)bytes, reps);
+    if (cudaGetDevice(&prev) != cudaSuccess)
+        (void)cudaGetLastError();
+    t = (double *)calloc((size_t)reps, sizeof *t);
+    if (!t)
+        SL_FAIL(SL_E_NOMEM, "out of memory");
+    CUDA_CHECK(cudaSetDevice(m->devices[index].index));
+    CUDA_CHECK(cudaHostAlloc((void **)&h, bytes, cudaHostAllocPortable));
+    memset(h, 0, bytes);
+    CUDA_CHECK(cudaMalloc((void **)&d_a, bytes));
+    CUDA_CHECK(cudaMalloc((void **)&d_b, bytes));
+    CUDA_CHECK(cudaMemset(d_b, 0, bytes));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+    CUDA_CHECK(cudaEventCreate(&e2));
+    for (int r = -1; r < reps; r++) { /* the first is a warm-up */
+        float a = 0, b = 0;
+        usleep(CAL_BIDIR_GAP_US);
+        CUDA_CHECK(cudaEventRecord(e0, s0));
+        CUDA_CHECK(cudaStreamWaitEvent(s1, e0, 0));
+        CUDA_CHECK(cudaMemcpyAsync(d_a, h, bytes, cudaMemcpyHostToDevice, s0));
+        CUDA_CHECK(cudaMemcpyAsync(h, d_b, bytes, cudaMemcpyDeviceToHost, s1));
+        CUDA_CHECK(cudaEventRecord(e1, s0));
+        CUDA_CHECK(cudaEventRecord(e2, s1));
+        CUDA_CHECK(cudaEventSynchronize(e1));
+        CUDA_CHECK(cudaEventSynchronize(e2));
+        CUDA_CHECK(cudaEventElapsedTime(&a, e0, e1));
+        CUDA_CHECK(cudaEventElapsedTime(&b, e0, e2));
+        if (r >= 0)
+            t[got++] = a > b ? a : b;
+    }
+    qsort(t, (size_t)got, sizeof *t, cmp_double_cal);
+    *min_ms = t[0];
+    *median_ms = got % 2 ? t[got / 2] : 0.5 * (t[got / 2 - 1] + t[got / 2]);
+cleanup:
+    if (s0)
+        cudaStreamSynchronize(s0);
+    if (s1)
+        cudaStreamSynchronize(s1);
+    if (s0)
+        cudaStreamDestroy(s0);
+    if (s1)
+        cudaStreamDestroy(s1);
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    if (e2)
+        cudaEventDestroy(e2);
+    if (d_a)
+        cudaFree(d_a);
+    if (d_b)
+        cudaFree(d_b);
+    if (h)
+        cudaFreeHost(h);
+    free(t);
+    cudaSetDevice(prev);
+    return rc;
+}

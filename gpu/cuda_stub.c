@@ -14,6 +14,16 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                         "(nvcc not found at build time)", index);
 }
 
+int cuda_copies_both_ways(const machine_info_t *m, int index, uint64_t bytes, int reps, double *min_ms,
+                          double *median_ms, sl_error_t *err) {
+    (void)m;
+    (void)bytes;
+    (void)reps;
+    *min_ms = *median_ms = 0;
+    return sl_error_set(err, SL_E_UNAVAILABLE, "", "cannot time copies on device %d: streamlab was built without "
+                        "CUDA (nvcc not found at build time)", index);
+}
+
 void cuda_reference_keep(bool on) {
     (void)on;
 }
