@@ -39,6 +39,19 @@ $(BENCH_SPLIT_BIN): bench/probe_split.cu
 	@if [ -z "$(NVCC)" ]; then echo "bench-split: nvcc not found"; exit 1; fi
 	$(NVCC) $(NVCCFLAGS) -o $@ $<
 
+# What a copy costs beyond its bytes, in pieces, over streams and from a graph (plain
+# CUDA, bench/probe_copies.cu): the cost that bounds every chunked pipeline.
+BENCH_COPIES_BIN := $(BUILD)/bench/probe_copies
+$(BENCH_COPIES_BIN): bench/probe_copies.cu
+	@mkdir -p $(dir $@)
+	@if [ -z "$(NVCC)" ]; then echo "bench-copies: nvcc not found"; exit 1; fi
+	$(NVCC) $(NVCCFLAGS) -o $@ $<
+
+.PHONY: bench-copies
+bench-copies: $(BENCH_COPIES_BIN)
+	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
+	  echo "bench-copies: skipped (no GPU)"; else $(BENCH_COPIES_BIN) 15; fi
+
 .PHONY: bench-split
 bench-split: $(BENCH_SPLIT_BIN)
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
