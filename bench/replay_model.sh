@@ -3,7 +3,7 @@
 # prediction recorded in a streamlab database (say a bench-model run's model.db, copied off
 # the GPU machine) replayed through POST /api/predict on this machine, no GPU needed.
 # Each replay sends what the run's prediction used: its basis trace, the recorded host
-# costs, queued-copy saving and kernel time per element, and the measuring machine's
+# costs, queued-copy saving, both-ways copy cost and kernel time per element, and the measuring machine's
 # device (its GPU's SMs, grid limits, copy engines, calibrated bidirectional derate).
 # OVERRIDES, a JSON object, is merged into every request to try the model otherwise, e.g.
 #   '{"device": {"connections": 28}}'   '{"kernel_ns_per_elem": 0}'
@@ -48,7 +48,8 @@ for mid, spec, extra, measured, recorded in rows:
     spec, p = json.loads(spec), (json.loads(extra or "{}") or {}).get("prediction") or {}
     if "basis_trace" not in p:
         continue
-    dev = {"copy_overlap_us": p["device"]["copy_overlap_us"]}
+    dev = {"copy_overlap_us": p["device"]["copy_overlap_us"],
+           "bidir_copy_us": p["device"].get("bidir_copy_us", 0)}  # absent before it was measured
     g = gpus.get(mid, {}).get((spec.get("devices") or [0])[0])
     if g:  # the measuring GPU, as the run's prediction saw it (else this machine's)
         dev.update(sm_count=g["sm_count"], max_threads_per_sm=g["max_threads_per_sm"],

@@ -190,6 +190,11 @@ typedef struct calibration {
     double copy_setup_us;            /* device time a copy costs beyond its bytes at the peak
                                       * rate, queued behind another on its engine (median);
                                       * 0: not measured (the sim's built-in latency) */
+    double copy_setup_both_us;       /* the same while the other direction copies too, each
+                                      * direction's copies in its own stream (median); more
+                                      * than copy_setup_us over the derate: 0.5 MiB copies
+                                      * both ways cost 3.3-3.9 us each on the lent H100, 2.4
+                                      * alone. 0: not measured */
     int samples;
 } calibration_t;
 

@@ -164,13 +164,14 @@ json_t *machine_to_json(const machine_info_t *m) {
         for (int k = 0; kernel_ns && k < KERNEL__COUNT; k++)
             json_object_set_new(kernel_ns, kernel_names[k], json_real(c->kernel_ns_per_elem[k]));
         json_t *calib = c->valid
-            ? json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:i}", "h2d_gbps", c->h2d_gbps,
+            ? json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:f, s:i}", "h2d_gbps", c->h2d_gbps,
                         "d2h_gbps", c->d2h_gbps, "bidir_gbps", c->bidir_gbps, "bidir_gbps_min", c->bidir_gbps_min,
                         "pageable_h2d_gbps", c->pageable_h2d_gbps, "pageable_d2h_gbps", c->pageable_d2h_gbps,
                         "zero_copy_gbps", c->zero_copy_gbps,
                         "kernel_ns_per_elem", kernel_ns, "compute_base_ns_per_elem", c->compute_base_ns_per_elem,
                         "copy_submit_us", c->copy_submit_us, "kernel_launch_us",
-                        c->kernel_launch_us, "copy_setup_us", c->copy_setup_us, "samples", c->samples)
+                        c->kernel_launch_us, "copy_setup_us", c->copy_setup_us, "copy_setup_both_us",
+                        c->copy_setup_both_us, "samples", c->samples)
             : (json_decref(kernel_ns), json_null());
         json_t *g = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:I, s:s, s:i, s:i, s:i, s:o}",
                               "index", d->index, "name", d->name, "uuid", d->uuid, "compute_capability", "",

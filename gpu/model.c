@@ -25,6 +25,7 @@ typedef struct op_state {
     int engine;         /* copy engine index (per device) for copies, -1 otherwise */
     int queue;          /* global hardware queue index */
     bool issued, dispatched, running, done;
+    bool bidir_charged; /* copies: paid bidir_copy_us (started while the other direction ran) */
 } op_state_t;
 
 typedef struct sim {
@@ -73,6 +74,9 @@ void model_default_device(model_device_t *d) {
      * by events as they come (the sim's fixed copy latency is 2 us too); a trace with
      * the events' own share taken out hides less (PREDICT_DETAXED_COPY_OVERLAP_US). */
     d->copy_overlap_us = 2.0;
+    /* what a copy's fixed cost grows by while the other direction copies: none unless a
+     * calibration measured it (plan_bidir_copy_us) */
+    d->bidir_copy_us = 0;
     d->sm_count = 132;         /* H100 SXM */
     d->max_threads_per_sm = 2048;
     d->max_blocks_per_sm = 32;
@@ -330,6 +334,15 @@ static bool dispatch_ready(sim_t *s) {
             ready_time(s, (size_t)i) < s->now - EPS)
             s->st[i].remaining = fmax(s->st[i].remaining - s->in->dev.copy_overlap_us, 0.5 * s->st[i].remaining);
         any = true;
+    }
+    /* a copy that starts while the other direction copies (or as it starts) pays the
+     * both-ways fixed cost: bidir_copy_us more */
+    for (int e = 0; s->in->dev.bidir_copy_us > 0 && s->nengines == 2 && e < neng; e++) {
+        int i = s->engine_running[e], j = s->engine_running[e ^ 1];
+        if (i >= 0 && j >= 0 && !s->st[i].bidir_charged && s->st[i].start >= s->now - EPS) {
+            s->st[i].remaining += s->in->dev.bidir_copy_us;
+            s->st[i].bidir_charged = true;
+        }
     }
     return any;
 }

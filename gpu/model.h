@@ -37,6 +37,8 @@ typedef struct model_device {
     double bidir_derate;     /* each direction's speed while both run, over its speed alone */
     int connections;         /* hardware queues (CUDA_DEVICE_MAX_CONNECTIONS) */
     double copy_overlap_us;  /* a copy queued behind another on its engine saves this much */
+    double bidir_copy_us;    /* a copy that starts while the other direction copies costs this
+                              * much more (alone-µs): its fixed cost grows, beyond the derate */
     int sm_count;
     int max_threads_per_sm;
     int max_blocks_per_sm;

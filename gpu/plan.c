@@ -59,6 +59,16 @@ double plan_kernel_ns_per_elem(const spec_t *spec, const device_info_t *dev) {
     return ns > 0 && isfinite(ns) ? ns : 0;
 }
 
+double plan_bidir_copy_us(const calibration_t *c, double derate) {
+    /* a queued copy costs copy_setup_us alone; while both directions copy it should cost
+     * copy_setup_both_us of real time, and the model runs it at the derate then: what it
+     * adds, in alone-µs, is derate x both - alone (none where either is unmeasured) */
+    if (!c->valid || c->copy_setup_us <= 0 || c->copy_setup_both_us <= 0 || derate <= 0)
+        return 0;
+    double extra = derate * c->copy_setup_both_us - c->copy_setup_us;
+    return extra > 0 && isfinite(extra) ? extra : 0;
+}
+
 uint64_t plan_kernel_blocks(const spec_t *spec, const device_info_t *dev, uint64_t count) {
     uint64_t bs = (uint64_t)spec->block_size;
     uint64_t need = (count + bs - 1) / bs;

@@ -61,6 +61,11 @@ void plan_chunk_range(uint64_t size, int n, int c, uint64_t *offset, uint64_t *c
 /* Chunk c of a spec's chunks over size elements: even, or with the first and last
  * chunks spec->chunk_edge times the others (the tuned variant). Exact either way. */
 void plan_spec_chunk(const spec_t *spec, uint64_t size, int c, uint64_t *offset, uint64_t *count);
+/* What a copy that starts while the other direction copies costs the model beyond its
+ * alone time and the derate (model_device_t.bidir_copy_us), from the calibration's cost
+ * per copy alone and both ways; 0 where either is unmeasured. */
+double plan_bidir_copy_us(const calibration_t *c, double derate);
+
 /* Blocks a kernel launch over count elements uses (grid size). */
 uint64_t plan_kernel_blocks(const spec_t *spec, const device_info_t *dev, uint64_t count);
 /* Blocks per SM for a block size on this device (occupancy by threads and block limits). */

@@ -66,6 +66,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
     in->dev.max_blocks_per_sm = dev->max_blocks_per_sm;
     if (dev->calib.valid && dev->calib.h2d_gbps > 0 && dev->calib.bidir_gbps > 0)
         in->dev.bidir_derate = dev->calib.bidir_gbps / dev->calib.h2d_gbps;
+    in->dev.bidir_copy_us = plan_bidir_copy_us(&dev->calib, in->dev.bidir_derate);
     if (dev->calib.copy_submit_us > 0)
         in->host.copy_submit_us = dev->calib.copy_submit_us;
     if (dev->calib.kernel_launch_us > 0)

@@ -169,6 +169,22 @@ def test_copy_overlap_override_is_used(lab):
     check(a < b, f"less than with no saving ({b} ms)", a, "8 streams, queued copies hiding 3 us")
 
 
+def test_both_ways_copy_cost_override_is_used(lab):
+    """Depth-first over 8 streams, H2Ds and D2Hs of different chunks overlap: each copy
+    that starts while the other direction copies pays bidir_copy_us more (alone-µs), so
+    the pipeline predicts longer; the answer says what it used. Default (the sim's
+    machine measured no such cost): none."""
+    body = {"trace": make_trace(CHUNKS), "variant": "async_v1", "streams": [8], "chunks": "trace"}
+    default = predict(lab[0], body)
+    none = predict(lab[0], dict(body, device={"bidir_copy_us": 0}))
+    some = predict(lab[0], dict(body, device={"bidir_copy_us": 4}))
+    check(default["device"]["bidir_copy_us"] == 0, 0, default["device"], "device.bidir_copy_us by default (sim)")
+    check(some["device"]["bidir_copy_us"] == 4, 4, some["device"], "device.bidir_copy_us in the answer")
+    a, b = some["predictions"][0]["total_ms"], none["predictions"][0]["total_ms"]
+    check(a > b, f"more than with none ({b} ms)", a, "8 streams, copies beside the other direction paying 4 us")
+    check(default["predictions"][0]["total_ms"] == b, b, default["predictions"][0]["total_ms"], "the default")
+
+
 def test_kernel_time_per_element_makes_compute_bound_kernels_queue(lab):
     """Kernels whose grid fills half the GPU run two at a time by their grid alone. Given
     the kernel's time per element with the GPU to itself, each asks for the share of the
@@ -251,9 +267,9 @@ def test_predict_true_records_a_replayable_prediction(lab):
         want = "bytes" if o["op"] in ("h2d", "d2h") else "blocks"
         check(isinstance(o.get(want), int) and o[want] > 0, f"{o['op']} with {want} > 0", o, "basis_trace op")
     device = p["device"]
-    check(isinstance(device, dict) and set(device) == {"copy_overlap_us"} and is_number(device["copy_overlap_us"])
-          and 0 <= device["copy_overlap_us"] <= 1000, "{copy_overlap_us} within what POST /api/predict takes",
-          device, "extra.prediction.device")
+    check(isinstance(device, dict) and set(device) == {"copy_overlap_us", "bidir_copy_us"}
+          and all(is_number(v) and 0 <= v <= 1000 for v in device.values()),
+          "{copy_overlap_us, bidir_copy_us} within what POST /api/predict takes", device, "extra.prediction.device")
     check(is_number(p["kernel_ns_per_elem"]) and p["kernel_ns_per_elem"] > 0, "> 0: the sim's calibration",
           p["kernel_ns_per_elem"], "extra.prediction.kernel_ns_per_elem")
     replay = predict(srv, {"trace": p["basis_trace"], "host": host, "device": device, "variant": spec["variant"],
@@ -327,6 +343,9 @@ BAD = [  # (name, body or f(experiments), field; None: no field)
     ("blocks-per-sm-65", {"trace": GOOD, "device": {"max_blocks_per_sm": 65}}, "device.max_blocks_per_sm"),
     ("copy-overlap-negative", {"trace": GOOD, "device": {"copy_overlap_us": -1}}, "device.copy_overlap_us"),
     ("copy-overlap-a-string", {"trace": GOOD, "device": {"copy_overlap_us": "2"}}, "device.copy_overlap_us"),
+    ("bidir-copy-negative", {"trace": GOOD, "device": {"bidir_copy_us": -0.5}}, "device.bidir_copy_us"),
+    ("bidir-copy-1001", {"trace": GOOD, "device": {"bidir_copy_us": 1001}}, "device.bidir_copy_us"),
+    ("bidir-copy-null", {"trace": GOOD, "device": {"bidir_copy_us": None}}, "device.bidir_copy_us"),
     ("host-not-object", {"trace": GOOD, "host": "fast"}, "host"),
     ("copy-submit-negative", {"trace": GOOD, "host": {"copy_submit_us": -1}}, "host.copy_submit_us"),
     ("kernel-launch-1001", {"trace": GOOD, "host": {"kernel_launch_us": 1001}}, "host.kernel_launch_us"),

@@ -247,6 +247,57 @@ TEST(bidirectional_copies_slow_each_other) {
     timeline_free(&tl);
 }
 
+/* A copy's fixed cost grows while the other direction copies (bidir_copy_us, alone-µs),
+ * beyond the derate. H(100) and D(100), derate 0.5, 10 more each:
+ *   both start at 0 and pay it: (100 + 10) / 0.5 = 220 each;
+ *   with the D issued at 100 (host cost 50 a copy: H at 50, D at 100), the H ran alone
+ *   50-100 (50 left) and pays nothing, the D starts beside it and pays: H ends at
+ *   100 + 50 / 0.5 = 200; the D has moved 50 of 110 by then, 60 alone: 260.
+ * Without the extra, or on one engine, nothing changes. */
+TEST(copies_starting_beside_the_other_direction_pay_more) {
+    model_op_t ops[2] = {op(PLAN_H2D, 0, 0, 100), op(PLAN_D2H, 1, 1, 100)};
+    model_input_t in = input(ops, 2, 2, 8);
+    in.dev.bidir_derate = 0.5;
+    in.dev.bidir_copy_us = 10;
+    timeline_t tl;
+    CHECK_NEAR(220.0, simulate(&in, &tl), 1e-6);
+    CHECK_NEAR(220.0, tl.ops[0].end_us, 1e-6);
+    timeline_free(&tl);
+    in.host.copy_submit_us = 50;
+    CHECK_NEAR(260.0, simulate(&in, &tl), 1e-6);
+    CHECK_NEAR(50.0, tl.ops[0].start_us, 1e-6);
+    CHECK_NEAR(200.0, tl.ops[0].end_us, 1e-6);
+    CHECK_NEAR(100.0, tl.ops[1].start_us, 1e-6);
+    timeline_free(&tl);
+    in.host.copy_submit_us = 0;
+    in.dev.bidir_copy_us = 0;
+    CHECK_NEAR(200.0, simulate(&in, &tl), 1e-6);
+    timeline_free(&tl);
+    in.dev.bidir_copy_us = 10;
+    in.dev.copy_engines = 1; /* one after the other: never both at once */
+    CHECK_NEAR(200.0, simulate(&in, &tl), 1e-6);
+    timeline_free(&tl);
+}
+
+/* ... and that extra from a calibration: derate x (cost per copy both ways) - (alone):
+ * 0.9 x 4 - 2.5 = 1.1; never negative; 0 where either cost was not measured. */
+TEST(the_both_ways_copy_cost_comes_from_the_calibration) {
+    calibration_t c;
+    memset(&c, 0, sizeof c);
+    c.valid = true;
+    c.copy_setup_us = 2.5;
+    c.copy_setup_both_us = 4.0;
+    CHECK_NEAR(1.1, plan_bidir_copy_us(&c, 0.9), 1e-12);
+    c.copy_setup_both_us = 2.0;
+    CHECK_NEAR(0.0, plan_bidir_copy_us(&c, 0.9), 1e-12);
+    c.copy_setup_both_us = 4.0;
+    c.copy_setup_us = 0;
+    CHECK_NEAR(0.0, plan_bidir_copy_us(&c, 0.9), 1e-12);
+    c.copy_setup_us = 2.5;
+    c.valid = false;
+    CHECK_NEAR(0.0, plan_bidir_copy_us(&c, 0.9), 1e-12);
+}
+
 TEST(host_submission_costs_serialise_issue) {
     model_op_t ops[3];
     for (int s = 0; s < 3; s++) {
@@ -785,6 +836,8 @@ static const check_test_t tests[] = {
     TEST_ENTRY(kernels_share_the_gpu_by_the_throughput_they_use),
     TEST_ENTRY(kernel_time_per_element_of_a_compute_kernel),
     TEST_ENTRY(bidirectional_copies_slow_each_other),
+    TEST_ENTRY(copies_starting_beside_the_other_direction_pay_more),
+    TEST_ENTRY(the_both_ways_copy_cost_comes_from_the_calibration),
     TEST_ENTRY(host_submission_costs_serialise_issue),
     TEST_ENTRY(blocking_copy_holds_the_host),
     TEST_ENTRY(legacy_default_stream_synchronises),
