@@ -55,12 +55,9 @@ static double median_of(const double *v, int n) {
 
 /* the runs' medians differ by more than the tolerance: max / min - 1 */
 static bool unsettled(const double *v, int n) {
-    double lo = 1e300, hi = 0;
-    for (int i = 0; i < n; i++) {
-        lo = fmin(lo, v[i]);
-        hi = fmax(hi, v[i]);
-    }
-    return n > 0 && lo > 0 && hi / lo - 1.0 > TOLERANCE;
+    stats_t st;
+    stats_compute(v, (size_t)n, &st);
+    return n > 0 && st.min > 0 && st.max / st.min - 1.0 > TOLERANCE;
 }
 
 static int bench_cpu = -1; /* the CPU both programs issue from; -1: not pinned */

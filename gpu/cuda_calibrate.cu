@@ -89,6 +89,27 @@ static int cmp_double_cal(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* What both copy measurements hold: two streams, three events, two device buffers and
+ * pinned host memory; each NULL is skipped. */
+static void release_copy_rig(cudaStream_t s0, cudaStream_t s1, cudaEvent_t e0, cudaEvent_t e1, cudaEvent_t e2,
+                             void *d_a, void *d_b, void *h_a, void *h_b) {
+    cudaStream_t s[2] = {s0, s1};
+    cudaEvent_t e[3] = {e0, e1, e2};
+    void *d[2] = {d_a, d_b}, *h[2] = {h_a, h_b};
+    for (int i = 0; i < 2; i++)
+        if (s[i])
+            cudaStreamDestroy(s[i]);
+    for (int i = 0; i < 3; i++)
+        if (e[i])
+            cudaEventDestroy(e[i]);
+    for (int i = 0; i < 2; i++) {
+        if (d[i])
+            cudaFree(d[i]);
+        if (h[i])
+            cudaFreeHost(h[i]);
+    }
+}
+
 int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
     int rc = SL_OK, prev = 0, ordinal = 0;
     size_t bytes = CAL_BYTES, free_b = 0, total_b = 0;
@@ -360,24 +381,7 @@ cleanup:
         cudaDeviceSynchronize();
     while (made > 0)
         cudaStreamDestroy(ps[--made]);
-    if (s0)
-        cudaStreamDestroy(s0);
-    if (s1)
-        cudaStreamDestroy(s1);
-    if (e0)
-        cudaEventDestroy(e0);
-    if (e1)
-        cudaEventDestroy(e1);
-    if (e2)
-        cudaEventDestroy(e2);
-    if (d_a)
-        cudaFree(d_a);
-    if (d_b)
-        cudaFree(d_b);
-    if (h_a)
-        cudaFreeHost(h_a);
-    if (h_b)
-        cudaFreeHost(h_b);
+    release_copy_rig(s0, s1, e0, e1, e2, d_a, d_b, h_a, h_b);
     free(p_a);
     (void)cudaGetLastError();
     cudaSetDevice(prev);
@@ -423,30 +427,18 @@ int cuda_copies_both_ways(const machine_info_t *m, int index, uint64_t bytes, in
         if (r >= 0)
             t[got++] = (a > b ? a : b) / 1e3;
     }
-    qsort(t, (size_t)got, sizeof *t, cmp_double_cal);
-    *min_ms = t[0];
-    *median_ms = got % 2 ? t[got / 2] : 0.5 * (t[got / 2 - 1] + t[got / 2]);
+    {
+        stats_t st;
+        stats_compute(t, (size_t)got, &st);
+        *min_ms = st.min;
+        *median_ms = st.median;
+    }
 cleanup:
     if (s0)
         cudaStreamSynchronize(s0);
     if (s1)
         cudaStreamSynchronize(s1);
-    if (s0)
-        cudaStreamDestroy(s0);
-    if (s1)
-        cudaStreamDestroy(s1);
-    if (e0)
-        cudaEventDestroy(e0);
-    if (e1)
-        cudaEventDestroy(e1);
-    if (e2)
-        cudaEventDestroy(e2);
-    if (d_a)
-        cudaFree(d_a);
-    if (d_b)
-        cudaFree(d_b);
-    if (h)
-        cudaFreeHost(h);
+    release_copy_rig(s0, s1, e0, e1, e2, d_a, d_b, h, NULL);
     free(t);
     cudaSetDevice(prev);
     return rc;

@@ -278,8 +278,8 @@ static void test_cupti_agrees(void) {
         int n = 0;
         for (size_t i = 0; i < json_array_size(xops); i++) {
             json_t *o = json_array_get(xops, i);
-            if (strcmp(json_string_value(json_array_get(o, 0)) ? json_string_value(json_array_get(o, 0)) : "",
-                       op_names[kind]) != 0)
+            const char *name = json_string_value(json_array_get(o, 0));
+            if (!name || strcmp(name, op_names[kind]) != 0)
                 continue;
             double es = json_real_value(json_array_get(o, 2)), ee = json_real_value(json_array_get(o, 3));
             double cs = json_real_value(json_array_get(o, 4)), ce = json_real_value(json_array_get(o, 5));
