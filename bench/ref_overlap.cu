@@ -6,8 +6,11 @@
  *   v1:  per stream: H2D, kernel, D2H (depth-first)
  *   v2:  all H2D, then all kernels, then all D2H (breadth-first)
  *   k:   the kernel alone over the whole array (a diagnostic: the kernels' speed)
- * Each case: warm-ups, then reps timed by an event pair on stream 0, median printed;
- * the output is checked after every rep (a[i] == 1 within float tolerance).
+ * Each case runs as the seeds' program does, start to end: it allocates its arrays,
+ * creates its streams and events, runs warm-ups, then reps timed by an event pair on
+ * stream 0 (median printed), and frees all of it, as each streamlab run does too: no
+ * case inherits buffers or idle streams from an earlier one. The output is checked
+ * after every rep (a[i] == 1 within float tolerance).
  *
  * usage: ref_overlap seq|v1|v2 SIZE STREAMS REPS WARMUP   one case, one line
  *        ref_overlap --serve                              one case per stdin line
@@ -32,10 +35,27 @@ __global__ void kernel(float *a, int offset) {
 }
 
 static float *a, *d_a;
-static size_t cap_n;
 static cudaStream_t stream[MAX_STREAMS];
 static int nstreams_made;
 static cudaEvent_t start_ev, stop_ev;
+
+/* everything a case made, freed (the case's end, or its failure) */
+static void release_case(void) {
+    cudaDeviceSynchronize();
+    for (; nstreams_made > 0; nstreams_made--)
+        cudaStreamDestroy(stream[nstreams_made - 1]);
+    if (start_ev)
+        cudaEventDestroy(start_ev);
+    if (stop_ev)
+        cudaEventDestroy(stop_ev);
+    if (a)
+        cudaFreeHost(a);
+    if (d_a)
+        cudaFree(d_a);
+    start_ev = stop_ev = NULL;
+    a = d_a = NULL;
+    cudaGetLastError();
+}
 
 #define CK(call)                                                                        \
     do {                                                                                \
@@ -75,21 +95,10 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
         return -1;
     }
     size_t bytes = n * sizeof(float);
-    if (n > cap_n) {
-        if (a)
-            cudaFreeHost(a);
-        if (d_a)
-            cudaFree(d_a);
-        a = NULL;
-        d_a = NULL;
-        CK(cudaMallocHost((void **)&a, bytes)); /* host pinned */
-        CK(cudaMalloc((void **)&d_a, bytes));
-        cap_n = n;
-    }
-    if (!start_ev) {
-        CK(cudaEventCreate(&start_ev));
-        CK(cudaEventCreate(&stop_ev));
-    }
+    CK(cudaMallocHost((void **)&a, bytes)); /* host pinned */
+    CK(cudaMalloc((void **)&d_a, bytes));
+    CK(cudaEventCreate(&start_ev));
+    CK(cudaEventCreate(&stop_ev));
     for (; nstreams_made < nstreams; nstreams_made++)
         CK(cudaStreamCreate(&stream[nstreams_made]));
     int streamSize = (int)(n / (size_t)nstreams);
@@ -164,8 +173,10 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
 static void answer(const char *variant, const char *size, const char *streams, const char *reps, const char *warmup) {
     char msg[512];
     float med = 0, mn = 0, mx = 0, issue_us = 0;
-    if (run_case(variant, strtoull(size, NULL, 0), atoi(streams), atoi(reps), atoi(warmup), &med, &mn, &mx, &issue_us,
-                 msg, sizeof msg) == 0)
+    int rc = run_case(variant, strtoull(size, NULL, 0), atoi(streams), atoi(reps), atoi(warmup), &med, &mn, &mx,
+                      &issue_us, msg, sizeof msg);
+    release_case();
+    if (rc == 0)
         printf("ok %.6f %.6f %.6f %.1f\n", med, mn, mx, issue_us);
     else
         printf("err %s\n", msg);
