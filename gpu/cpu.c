@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "kernels.h"
-#include "sim.h"
+#include "cpu.h"
 
 static double now_us(void) {
     struct timespec ts;

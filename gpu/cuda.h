@@ -4,7 +4,7 @@
 #ifndef STREAMLAB_CUDA_H
 #define STREAMLAB_CUDA_H
 
-#include "backend.h"
+#include "core.h"
 #include "plan.h"
 
 #ifdef __cplusplus

@@ -12,7 +12,7 @@
 #include <cuda_runtime.h>
 #include <jansson.h>
 
-#include "backend.h"
+#include "core.h"
 #include "plan.h"
 
 /* Check a CUDA call; on failure fill err (file, line, call, cudaGetErrorString), set

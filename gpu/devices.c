@@ -7,7 +7,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "devices.h"
 #include "cuda.h"
 
 bool cuda_compiled_in(void) {

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "backend.h"
+#include "core.h"
 
 #ifdef __CUDACC__
 #define SL_HD __host__ __device__ __forceinline__

@@ -25,7 +25,7 @@
 #ifndef STREAMLAB_MODEL_H
 #define STREAMLAB_MODEL_H
 
-#include "backend.h"
+#include "core.h"
 #include "plan.h"
 
 #ifdef __cplusplus

@@ -7,7 +7,7 @@
 #ifndef STREAMLAB_PLAN_H
 #define STREAMLAB_PLAN_H
 
-#include "backend.h"
+#include "core.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "backend.h"
+#include "core.h"
 #include "model.h"
 
 #define PREDICT_MAX_OPS 200000

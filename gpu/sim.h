@@ -1,9 +1,10 @@
-/* sim.h — gpu/'s internal declarations for the simulated device and the CPU baseline.
+/* sim.h — gpu/'s internal declarations for the simulated device.
  * Only the gpu/ C files include it. */
 #ifndef STREAMLAB_SIM_H
 #define STREAMLAB_SIM_H
 
-#include "backend.h"
+#include "core.h"
+#include "devices.h"
 #include "model.h"
 #include "plan.h"
 
@@ -18,8 +19,6 @@ int sim_simulate_plan(const spec_t *spec, const plan_t *plan, const device_info_
 /* Run the plan on the model: every rep's timeline, verified by plan coverage. */
 int sim_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, result_t *out,
             sl_error_t *err);
-/* The CPU baseline: the kernel over the array with OpenMP, timed and verified. */
-int cpu_run(const spec_t *spec, const machine_info_t *m, result_t *out, sl_error_t *err);
 /* The device a spec runs on in the model: the machine's (with its calibration) or the sim H100. */
 void sim_device_for(const machine_info_t *m, const spec_t *spec, int device_index, device_info_t *out);
 

@@ -10,6 +10,7 @@
 
 #include "model.h"
 #include "plan.h"
+#include "run.h"
 #include "sim.h"
 
 static int predict_ms(const spec_t *spec, const device_info_t *dev, double *ms, sl_error_t *err) {
@@ -187,7 +188,7 @@ int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, js
                 result_t r;
                 memset(&r, 0, sizeof r);
                 sl_error_t e;
-                if (backend_run(&t, m, &r, &e) != SL_OK)
+                if (run_spec(&t, m, &r, &e) != SL_OK)
                     continue;
                 measured[i][got[i]++] = r.total_ms.median;
                 result_free(&r);

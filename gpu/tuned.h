@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "backend.h"
+#include "core.h"
 
 /* Fill *chosen with a concrete spec (variant async_v1 | async_v2 | engine_streams) and
  * *why with {"variant","streams","chunks","predicted_ms","candidates", "reason"}. */

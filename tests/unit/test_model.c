@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "../../gpu/backend.h"
 #include "../../gpu/model.h"
 #include "../../gpu/plan.h"
 #include "../../gpu/predict.h"
