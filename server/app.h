@@ -1,5 +1,6 @@
 /* app.h — the one server struct (Redis's `server` style): configuration filled from
- * flags and environment in main.c, the machine we run on, and the running parts. */
+ * flags and environment in main.c, the machine we run on, and the running parts; and
+ * what every part asks of it (app.c): this thread's store connection, a new id. */
 #ifndef STREAMLAB_APP_H
 #define STREAMLAB_APP_H
 

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -267,31 +266,6 @@ static void configure(int argc, char **argv, int first, config_t *c, const char 
 
 static void close_store(void *p) {
     store_close(p);
-}
-
-store_t *app_store(app_t *a, sl_error_t *err) {
-    store_t *s = pthread_getspecific(a->store_key);
-    if (s)
-        return s;
-    if (store_open(a->cfg.db_path, &s, err))
-        return NULL;
-    if (pthread_setspecific(a->store_key, s)) {
-        store_close(s);
-        sl_error_set(err, SL_E_INTERNAL, "", "cannot keep the store for this thread");
-        return NULL;
-    }
-    return s;
-}
-
-void app_new_id(const char *prefix, char out[40]) {
-    unsigned char r[8];
-    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) { /* never expected; fall back to time and pid */
-        unsigned long long t = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32);
-        static unsigned long long counter;
-        t ^= __atomic_add_fetch(&counter, 0x9e3779b97f4a7c15ull, __ATOMIC_RELAXED);
-        memcpy(r, &t, sizeof r);
-    }
-    snprintf(out, 40, "%s%02x%02x%02x%02x%02x%02x%02x%02x", prefix, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
 }
 
 static int open_store(store_t **s) {

@@ -9,9 +9,10 @@
 #
 # Every harness links the project's own sources, built again here with
 # -fsanitize=fuzzer-no-link,address,undefined: server/*.c but main.c, db/*.c, gpu/*.c
-# (the CUDA stub included), the embedded migrations and tests/unit/support.c (app_store,
-# app_new_id). New corpus entries go to $(FUZZ_BUILD)/corpus/<harness>; the seeds in
-# tests/fuzz/corpus/<harness> are read, never written. A crash leaves its input in
+# (the CUDA stub included; server/app.c gives app_store and app_new_id), the embedded
+# migrations and tests/unit/support.c. New corpus entries go to
+# $(FUZZ_BUILD)/corpus/<harness>; the seeds in tests/fuzz/corpus/<harness> are read,
+# never written. A crash leaves its input in
 # $(FUZZ_BUILD)/artifacts/; keep it as tests/fuzz/crashes/<harness>-<short-name>.
 
 FUZZ_CC         ?= clang

@@ -19,12 +19,6 @@
 #include "../../server/spec.h"
 #include "check.h"
 
-/* app_store comes from tests/unit/support.c; ids here are numbered, for readable failures. */
-void app_new_id(const char *prefix, char out[40]) {
-    static int n;
-    snprintf(out, 40, "%stest%04d", prefix, __atomic_add_fetch(&n, 1, __ATOMIC_RELAXED));
-}
-
 static void close_store(void *p) {
     store_close(p);
 }

@@ -8,21 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../server/app.h"
 #include "../../server/spec.h"
 #include "check.h"
-
-/* server/main.c is not linked into unit tests, but the handlers call these two. */
-store_t *app_store(app_t *app, sl_error_t *err) {
-    (void)app;
-    sl_error_set(err, SL_E_INTERNAL, "", "no store in test_spec");
-    return NULL;
-}
-
-void app_new_id(const char *prefix, char out[40]) {
-    static int n;
-    snprintf(out, 40, "%stest%04d", prefix, ++n);
-}
 
 /* Parse text (a JSON document) as a spec. Returns spec_from_json's status, or -100 when
  * the test's own JSON does not parse. */

@@ -12,21 +12,8 @@
 #include <unistd.h>
 
 #include "../../db/store.h"
-#include "../../server/app.h"
 #include "../../server/spec.h"
 #include "check.h"
-
-/* server/main.c is not linked into unit tests, but the handlers call these two. */
-store_t *app_store(app_t *app, sl_error_t *err) {
-    (void)app;
-    sl_error_set(err, SL_E_INTERNAL, "", "no app store in test_store");
-    return NULL;
-}
-
-void app_new_id(const char *prefix, char out[40]) {
-    static int n;
-    snprintf(out, 40, "%stest%04d", prefix, ++n);
-}
 
 /* ---- fixture: a temporary directory with one migrated database ---- */
 
