@@ -517,6 +517,32 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
 }
 
+static int hex_digit(char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* MHD's default unescaping (each %HH of two hex digits; anything else as sent), but a
+ * %00 is kept as sent: decoded, its NUL would end the C string that the router and the
+ * handlers see early, and /api/experiments/%00 would route as /api/experiments/ (the
+ * list), /index.html%00.png serve /index.html. Kept, "%00" is in no route, id or file
+ * name: 404. MHD uses it for the path and each query-string name and value. */
+static size_t unescape_but_nul(void *cls, struct MHD_Connection *conn, char *s) {
+    (void)cls, (void)conn;
+    char *out = s;
+    for (const char *in = s; *in;) {
+        int hi = in[0] == '%' ? hex_digit(in[1]) : -1;
+        int lo = hi >= 0 ? hex_digit(in[2]) : -1;
+        if (lo >= 0 && (hi | lo)) {
+            *out++ = (char)(hi << 4 | lo);
+            in += 3;
+        } else {
+            *out++ = *in++;
+        }
+    }
+    *out = 0;
+    return (size_t)(out - s);
+}
+
 static void log_mhd(void *cls, const char *fmt, va_list ap) {
     (void)cls;
     fprintf(stderr, "streamlab: http: ");
@@ -547,7 +573,8 @@ int http_start(app_t *app, char *errbuf, size_t errlen) {
     app->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, app, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL, MHD_OPTION_SOCK_ADDR,
         ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, app, MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_CONNECTION_LIMIT, (unsigned)app->cfg.conn_max,
+        on_completed, app, MHD_OPTION_UNESCAPE_CALLBACK, unescape_but_nul, NULL,
+        MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_CONNECTION_LIMIT, (unsigned)app->cfg.conn_max,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)app->cfg.conn_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)app->cfg.conn_timeout_s, MHD_OPTION_END);
     freeaddrinfo(ai);
