@@ -50,6 +50,7 @@
 
 #include "gpu/backend.h"
 #include "gpu/cuda.h"
+#include "ref_client.h"
 
 #define TOLERANCE 0.05 /* issue 4: streamlab and the reference agree within 5% */
 #define MAX_ROUNDS 15
@@ -104,80 +105,6 @@ static bool unsettled(const double *v, int n) {
 }
 
 static int bench_cpu = -1; /* the CPU both programs issue from; -1: not pinned */
-
-typedef struct ref_proc {
-    pid_t pid;
-    FILE *to, *from;
-} ref_proc_t;
-
-static int ref_start(ref_proc_t *rp, const char *path) {
-    int in[2], out[2];
-    if (pipe(in) != 0)
-        return -1;
-    if (pipe(out) != 0) {
-        close(in[0]);
-        close(in[1]);
-        return -1;
-    }
-    rp->pid = fork();
-    if (rp->pid < 0)
-        return -1;
-    if (rp->pid == 0) {
-        if (bench_cpu >= 0) { /* the reference issues from the same CPU as streamlab */
-            cpu_set_t one;
-            CPU_ZERO(&one);
-            CPU_SET(bench_cpu, &one);
-            sched_setaffinity(0, sizeof one, &one);
-        }
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        close(in[0]);
-        close(in[1]);
-        close(out[0]);
-        close(out[1]);
-        execl(path, path, "--serve", (char *)NULL);
-        fprintf(stderr, "bench_gpu: cannot run %s: %s\n", path, strerror(errno));
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    /* a second reference (--aa), forked later, must not inherit this one's ends: its
-     * stdin would never see EOF */
-    fcntl(in[1], F_SETFD, FD_CLOEXEC);
-    fcntl(out[0], F_SETFD, FD_CLOEXEC);
-    rp->to = fdopen(in[1], "w");
-    rp->from = fdopen(out[0], "r");
-    return rp->to && rp->from ? 0 : -1;
-}
-
-static void ref_stop(ref_proc_t *rp) {
-    if (rp->to)
-        fclose(rp->to); /* EOF: the reference exits */
-    if (rp->from)
-        fclose(rp->from);
-    if (rp->pid > 0)
-        waitpid(rp->pid, NULL, 0);
-}
-
-static double ref_last_issue_us; /* the last case's median host issue time */
-
-/* One case on the reference; its median in ms, or < 0 with the message printed. */
-static double ref_case(ref_proc_t *rp, const char *variant, uint64_t size, int streams, int reps, int warmup) {
-    char line[512];
-    double med = -1, mn = 0, mx = 0;
-    ref_last_issue_us = 0;
-    fprintf(rp->to, "%s %llu %d %d %d\n", variant, (unsigned long long)size, streams, reps, warmup);
-    fflush(rp->to);
-    if (!fgets(line, sizeof line, rp->from)) {
-        fprintf(stderr, "bench_gpu: the reference stopped answering\n");
-        return -1;
-    }
-    if (sscanf(line, "ok %lf %lf %lf %lf", &med, &mn, &mx, &ref_last_issue_us) < 3) {
-        fprintf(stderr, "bench_gpu: reference %s %llu x%d: %s", variant, (unsigned long long)size, streams, line);
-        return -1;
-    }
-    return med;
-}
 
 /* tuned's choice as a spec (extra.tuned: variant, launch, streams, chunks, chunk_ramp,
  * graph) over the tuned spec's other fields; 0, or -1 where the record lacks them. */
@@ -344,9 +271,9 @@ int main(int argc, char **argv) {
         }
     }
     printf("issuing from CPU %d (both programs)%s\n", bench_cpu, bench_cpu < 0 ? ": unpinned" : "");
-    ref_proc_t rp = {0, NULL, NULL};
-    ref_proc_t rp_b = {0, NULL, NULL};
-    if (ref_start(&rp, ref_path) != 0 || (aa && ref_start(&rp_b, ref_path) != 0)) {
+    ref_proc_t rp = {0, NULL, NULL, 0};
+    ref_proc_t rp_b = {0, NULL, NULL, 0};
+    if (ref_start(&rp, ref_path, bench_cpu) != 0 || (aa && ref_start(&rp_b, ref_path, bench_cpu) != 0)) {
         fprintf(stderr, "bench_gpu: cannot start %s\n", ref_path);
         return 1;
     }
@@ -428,7 +355,7 @@ int main(int argc, char **argv) {
                     refs[nref] = ref_case(&rp, ref_name, size, streams, reps, warmup);
                     ref_bad += refs[nref++] <= 0;
                 }
-                double ref_issue_us = ref_last_issue_us;
+                double ref_issue_us = rp.last_issue_us;
                 if (rc != SL_OK || ref_bad) {
                     printf("%-10s %7d  error: %s\n", variant_names[variant], streams,
                            rc != SL_OK ? err.message : "the reference failed");
