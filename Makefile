@@ -37,7 +37,12 @@ else
   CUDA_OBJ := $(BUILD)/obj/gpu/cuda_stub.o
 endif
 
-CORE_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(GPU_SRC) $(DB_SRC)) $(BUILD)/obj/gen/migrations.o $(CUDA_OBJ)
+CORE_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(GPU_SRC) $(DB_SRC)) $(BUILD)/obj/gen/migrations.o \
+            $(BUILD)/obj/gen/profile.o $(CUDA_OBJ)
+# the machine profiles, embedded; the first is the simulated device every GPU-less user
+# sees (measured on a lent H100), the others can be simulated by name
+DEFAULT_PROFILE := profiles/h100.json
+PROFILES := $(DEFAULT_PROFILE) $(filter-out $(DEFAULT_PROFILE),$(sort $(wildcard profiles/*.json)))
 SERVER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SERVER_SRC))
 BIN := $(BUILD)/streamlab
 
@@ -67,6 +72,15 @@ $(BUILD)/gen/migrations.c: $(MIGRATIONS) tests/gen_migrations.sh
 $(BUILD)/obj/gen/migrations.o: $(BUILD)/gen/migrations.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Idb -c -o $@ $<
+
+# The profiles are embedded too: the sim needs nothing beside the binary.
+$(BUILD)/gen/profile.c: $(PROFILES) tests/gen_profile.sh
+	@mkdir -p $(dir $@)
+	sh tests/gen_profile.sh $(PROFILES) > $@
+
+$(BUILD)/obj/gen/profile.o: $(BUILD)/gen/profile.c gpu/profile.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Igpu -c -o $@ $<
 
 # Chart.js from npm, served by the app itself (no CDN).
 web-vendor: web/vendor/chart.umd.min.js

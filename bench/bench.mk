@@ -8,9 +8,27 @@ BENCH_REF_BIN := $(BUILD)/bench/ref_overlap
 BENCH_GPU_LIBS := $(filter-out $(MHD_LIBS),$(LDLIBS)) -ljansson -lsqlite3 -lm -ldl -lrt
 BENCH_GPU_FLAGS ?= --json $(BUILD)/bench/gpu.jsonl
 
-$(BENCH_GPU_BIN): bench/bench_gpu.c $(CORE_OBJ) $(wildcard gpu/*.h)
+$(BENCH_GPU_BIN): bench/bench_gpu.c bench/ref_client.c bench/ref_client.h $(CORE_OBJ) $(wildcard gpu/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(BENCH_GPU_LIBS)
+	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< bench/ref_client.c $(CORE_OBJ) $(BENCH_GPU_LIBS)
+
+# `make bench-sim`: the simulated machine against the machine it names. On a GPU host it
+# measures a profile of this machine (build/bench/profile.json; PROFILE_NAME names it)
+# with the reference table inside, and simulates it; anywhere, the shipped profiles
+# against the tables they carry.
+BENCH_SIM_BIN := $(BUILD)/bench/bench_sim
+PROFILE_NAME ?= $(shell hostname)
+$(BENCH_SIM_BIN): bench/bench_sim.c bench/ref_client.c bench/ref_client.h $(CORE_OBJ) $(wildcard gpu/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< bench/ref_client.c $(CORE_OBJ) $(BENCH_GPU_LIBS)
+
+.PHONY: bench-sim
+bench-sim: $(BENCH_SIM_BIN)
+	@if ls /dev/nvidia[0-9]* >/dev/null 2>&1 || nvidia-smi -L >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory $(BENCH_REF_BIN) && \
+	  $(BENCH_SIM_BIN) --measure --ref $(BENCH_REF_BIN) --out $(BUILD)/bench/profile.json --name "$(PROFILE_NAME)" \
+	    --json $(BUILD)/bench/sim.jsonl; \
+	else $(BENCH_SIM_BIN) --json $(BUILD)/bench/sim.jsonl $(wildcard profiles/*.json); fi
 
 # Built like the service's kernels (same nvcc flags), but shares no code with it.
 $(BENCH_REF_BIN): bench/ref_overlap.cu

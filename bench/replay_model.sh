@@ -49,7 +49,8 @@ for mid, spec, extra, measured, recorded in rows:
     if "basis_trace" not in p:
         continue
     dev = {"copy_overlap_us": p["device"]["copy_overlap_us"],
-           "bidir_copy_us": p["device"].get("bidir_copy_us", 0)}  # absent before it was measured
+           "bidir_copy_us": p["device"].get("bidir_copy_us", 0),  # absent before it was measured
+           "copy_switch_us": p["device"].get("copy_switch_us", 0)}
     g = gpus.get(mid, {}).get((spec.get("devices") or [0])[0])
     if g:  # the measuring GPU, as the run's prediction saw it (else this machine's)
         dev.update(sm_count=g["sm_count"], max_threads_per_sm=g["max_threads_per_sm"],

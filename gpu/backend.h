@@ -10,6 +10,7 @@
 
 #include "core.h"
 #include "devices.h"
+#include "profile.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -115,6 +115,8 @@ typedef struct spec {
     bool graph;             /* not in the API: the tuned variant's clean reps launch the plan as one
                              * CUDA graph (captured once) instead of issuing its ops one by one */
     char label[SPEC_LABEL_MAX];
+    char sim_of[64];        /* "sim_of": the id of a machine the store knows, simulated from its
+                             * calibration (backend sim); "": this machine */
 } spec_t;
 
 void spec_defaults(spec_t *spec, variant_t variant);
@@ -195,6 +197,18 @@ typedef struct calibration {
                                       * than copy_setup_us over the derate: 0.5 MiB copies
                                       * both ways cost 3.3-3.9 us each on the lent H100, 2.4
                                       * alone. 0: not measured */
+    double copy_switch_us;           /* a copy costs this much more where the copy before it on
+                                      * its engine came from another stream, as in every
+                                      * multi-stream pipeline (median, both directions
+                                      * copying); 0: not measured */
+    double dirty_h2d_us_per_mib;     /* an H2D of host memory the host has just written (the
+                                      * pipelines memset their array before each rep) costs
+                                      * this much more per MiB still dirty in the CPU's cache:
+                                      * 40 us over a 16 MiB array on the lent H100; 0: not
+                                      * measured */
+    double dirty_cache_mib;          /* how much of an array just written is still dirty in the
+                                      * cache (its last MiB): what a 128 MiB array's H2D pays
+                                      * over a clean one, in dirty_h2d_us_per_mib */
     int samples;
 } calibration_t;
 

@@ -7,6 +7,7 @@
  * the lent H100s the bidirectional rate moves between 43.8 and 50.2 GB/s per direction
  * from one call to the next (issue 4). About a second on an H100, the bidirectional
  * reps spread over 0.3 s of it. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +234,76 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         }
         qsort(extra, (size_t)nextra, sizeof extra[0], cmp_double_cal);
         c.copy_setup_both_us = extra[nextra / 2] > 0 ? extra[nextra / 2] : 0;
+    }
+    /* The same copies both ways at once, each into a stream of its own, as every
+     * multi-stream pipeline issues them, against each direction's copies in one stream:
+     * what a copy costs more when the one before it on its engine came from another
+     * stream (copy_switch_us). Timed from the host around the whole batch, both ways
+     * alike (the device, not the issue, sets the pace: 64 calls against 32 copies of
+     * 0.5 MiB each way). On the lent H100 (2026-11-24) the seeds' 2^25 pipelines of
+     * 64-256 streams ran 10-15% over a model without it. */
+    {
+        enum { SW = 32 };
+        size_t each = (16u << 20) / SW;
+        for (; made < PSTREAMS; made++)
+            CUDA_CHECK(cudaStreamCreateWithFlags(&ps[made], cudaStreamNonBlocking));
+        double extra[2 * CAL_REPS];
+        int nextra = 0;
+        for (int r = -1; r < 2 * CAL_REPS; r++) {
+            double us[2];
+            for (int spread = 0; spread < 2; spread++) {
+                CUDA_CHECK(cudaDeviceSynchronize());
+                double t0 = cuda_now_us();
+                for (int k = 0; k < SW; k++) {
+                    size_t off = (size_t)k * each;
+                    CUDA_CHECK(cudaMemcpyAsync((char *)d_a + off, (const char *)h_a + off, each,
+                                               cudaMemcpyHostToDevice, ps[spread ? k : 0]));
+                    CUDA_CHECK(cudaMemcpyAsync((char *)h_b + off, (const char *)d_b + off, each,
+                                               cudaMemcpyDeviceToHost, ps[spread ? SW + k : 1]));
+                }
+                CUDA_CHECK(cudaDeviceSynchronize());
+                us[spread] = cuda_now_us() - t0;
+            }
+            if (r >= 0)
+                extra[nextra++] = (us[1] - us[0]) / SW;
+        }
+        qsort(extra, (size_t)nextra, sizeof extra[0], cmp_double_cal);
+        c.copy_switch_us = extra[nextra / 2] > 0 ? extra[nextra / 2] : 0;
+    }
+    /* The host array as a pipeline finds it: every rep memsets it first, and an H2D then
+     * reads lines still dirty in the CPU's cache (the lent H100's 16 MiB H2D: 343 us after
+     * a memset against 304 clean, CUPTI, 2026-11-24). h_b is clean (only DMA wrote it);
+     * h_a is memset just before its copy. 16 MiB gives the cost per dirty MiB; a larger
+     * array (128 MiB, the seeds' 2^25) gives how much of it is still dirty. */
+    {
+        enum { DIRTY_REPS = 11 }; /* a 40 us effect on a noisy machine: the median of 11 */
+        size_t small = 16u << 20, large = bytes < (128u << 20) ? bytes : (128u << 20);
+        double ex_small[DIRTY_REPS], ex_large[DIRTY_REPS];
+        for (int r = -1; r < DIRTY_REPS; r++) {
+            double clean = 0, dirty = 0, clean_l = 0, dirty_l = 0;
+            if ((rc = time_batch(d_a, h_b, small, 1, cudaMemcpyHostToDevice, s0, e0, e1, &clean, err)))
+                goto cleanup;
+            memset(h_a, r & 0x7f, small);
+            if ((rc = time_batch(d_a, h_a, small, 1, cudaMemcpyHostToDevice, s0, e0, e1, &dirty, err)))
+                goto cleanup;
+            if ((rc = time_batch(d_a, h_b, large, 1, cudaMemcpyHostToDevice, s0, e0, e1, &clean_l, err)))
+                goto cleanup;
+            memset(h_a, r & 0x7f, large);
+            if ((rc = time_batch(d_a, h_a, large, 1, cudaMemcpyHostToDevice, s0, e0, e1, &dirty_l, err)))
+                goto cleanup;
+            if (r >= 0) {
+                ex_small[r] = dirty - clean;
+                ex_large[r] = dirty_l - clean_l;
+            }
+        }
+        qsort(ex_small, DIRTY_REPS, sizeof ex_small[0], cmp_double_cal);
+        qsort(ex_large, DIRTY_REPS, sizeof ex_large[0], cmp_double_cal);
+        double per_mib = ex_small[DIRTY_REPS / 2] / (double)(small >> 20);
+        if (per_mib > 0) {
+            c.dirty_h2d_us_per_mib = per_mib;
+            c.dirty_cache_mib = fmin((double)(large >> 20), fmax((double)(small >> 20),
+                                                                 ex_large[DIRTY_REPS / 2] / per_mib));
+        }
     }
     /* pageable: the driver stages through its own pinned buffers */
     for (int r = -1; r < CAL_PAGEABLE_REPS; r++) {

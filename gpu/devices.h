@@ -1,5 +1,6 @@
 /* devices.h — what this machine is: host facts, its CUDA devices or the simulated
- * H100, a stable machine id, calibration, and the machine as JSON (gpu/devices.c). */
+ * H100, a stable machine id, and calibration (gpu/devices.c). A machine as JSON, and
+ * the simulated device, are profile.h's. */
 #ifndef STREAMLAB_DEVICES_H
 #define STREAMLAB_DEVICES_H
 
@@ -12,14 +13,10 @@ extern "C" {
 /* Discover this machine: CUDA devices where present, else the simulated H100.
  * force_sim: ignore CUDA devices. Never fails: returns a sim machine at worst. */
 void machine_discover(machine_info_t *m, bool force_sim, const char *label);
-/* The simulated device's properties (an H100 SXM as measured on the lent machines). */
-void sim_device_info(device_info_t *d, int index);
 bool cuda_compiled_in(void);
 /* Calibrate every CUDA device (copy bandwidths, kernel rates); the sim's is built in.
  * Returns 0, or the first device's error (the others are still tried). */
 int machine_calibrate(machine_info_t *m, sl_error_t *err);
-/* The machine's identity and properties as JSON (API.md machines; calibration included). */
-struct json_t *machine_to_json(const machine_info_t *m);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,7 @@ typedef struct sim {
     size_t *engine_head, *engine_tail;
     int *engine_running;  /* op index or -1 */
     double *engine_freed; /* per device*engine: when its last copy ended */
+    int *engine_last;     /* per device*engine: the last copy it started, or -1 */
     int *active;          /* running ops (copies on an engine, dispatched kernels), in the order
                            * they became running: kernels in dispatch order */
     size_t nactive;
@@ -77,6 +78,7 @@ void model_default_device(model_device_t *d) {
     /* what a copy's fixed cost grows by while the other direction copies: none unless a
      * calibration measured it (plan_bidir_copy_us) */
     d->bidir_copy_us = 0;
+    d->copy_switch_us = 0; /* none unless a calibration measured it */
     d->sm_count = 132;         /* H100 SXM */
     d->max_threads_per_sm = 2048;
     d->max_blocks_per_sm = 32;
@@ -168,6 +170,7 @@ static int prepare(sim_t *s, sl_error_t *err) {
     s->engine_tail = calloc(neng, sizeof(size_t));
     s->engine_running = malloc(neng * sizeof(int));
     s->engine_freed = malloc(neng * sizeof(double));
+    s->engine_last = malloc(neng * sizeof(int));
     s->active = malloc((n ? n : 1) * sizeof(int));
     /* last op per (device, stream): streams are small ints; default stream uses slot 0 */
     int nslots = SPEC_MAX_STREAMS + 2;
@@ -175,7 +178,7 @@ static int prepare(sim_t *s, sl_error_t *err) {
     int *last_record = malloc((size_t)(in->events > 0 ? in->events : 1) * sizeof(int));
     int *last_legacy = malloc((size_t)ndev * sizeof(int));
     if (!s->st || !s->queue_head || !s->queue_next || !queue_tail || !s->engine_fifo || !s->engine_head ||
-        !s->engine_tail || !s->engine_running || !s->engine_freed || !s->active || !last_in_stream || !last_record || !last_legacy) {
+        !s->engine_tail || !s->engine_running || !s->engine_freed || !s->engine_last || !s->active || !last_in_stream || !last_record || !last_legacy) {
         free(queue_tail); free(last_in_stream); free(last_record); free(last_legacy);
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory in the model");
     }
@@ -184,6 +187,7 @@ static int prepare(sim_t *s, sl_error_t *err) {
     for (size_t e = 0; e < neng; e++) {
         s->engine_running[e] = -1;
         s->engine_freed[e] = -NEVER;
+        s->engine_last[e] = -1;
     }
     for (int i = 0; i < ndev * nslots; i++)
         last_in_stream[i] = -1;
@@ -290,6 +294,7 @@ static void sim_free(sim_t *s) {
     free(s->engine_tail);
     free(s->engine_running);
     free(s->engine_freed);
+    free(s->engine_last);
     free(s->active);
 }
 
@@ -328,6 +333,12 @@ static bool dispatch_ready(sim_t *s) {
         s->st[i].running = true;
         s->active[s->nactive++] = i;
         s->st[i].start = s->now;
+        /* from another stream than the copy before it on this engine: the engine fetches
+         * from another channel (copy_switch_us, calibrated) */
+        int last = s->engine_last[e];
+        if (s->in->dev.copy_switch_us > 0 && last >= 0 && s->in->ops[last].stream != s->in->ops[i].stream)
+            s->st[i].remaining += s->in->dev.copy_switch_us;
+        s->engine_last[e] = i;
         /* queued behind the copy that just ended on this engine: its fixed setup ran
          * while that copy moved data, so only its transfer is left */
         if (s->in->dev.copy_overlap_us > 0 && s->engine_freed[e] >= s->now - EPS &&

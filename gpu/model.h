@@ -39,6 +39,8 @@ typedef struct model_device {
     double copy_overlap_us;  /* a copy queued behind another on its engine saves this much */
     double bidir_copy_us;    /* a copy that starts while the other direction copies costs this
                               * much more (alone-µs): its fixed cost grows, beyond the derate */
+    double copy_switch_us;   /* a copy whose engine's copy before it came from another stream
+                              * costs this much more (alone-µs); 0: no such cost */
     int sm_count;
     int max_threads_per_sm;
     int max_blocks_per_sm;

@@ -233,6 +233,7 @@ void predict_params_for(const device_info_t *dev, predict_params_t *p) {
     if (dev->calib.valid && dev->calib.h2d_gbps > 0 && dev->calib.bidir_gbps > 0)
         p->dev.bidir_derate = fmin(1.0, dev->calib.bidir_gbps / dev->calib.h2d_gbps);
     p->dev.bidir_copy_us = plan_bidir_copy_us(&dev->calib, p->dev.bidir_derate);
+    p->dev.copy_switch_us = dev->calib.copy_switch_us;
     if (dev->calib.copy_submit_us > 0)
         p->host.copy_submit_us = dev->calib.copy_submit_us;
     if (dev->calib.kernel_launch_us > 0)
@@ -278,7 +279,7 @@ int predict_params_override(json_t *device, json_t *host, predict_params_t *p, s
     if (device) {
         static const char *const fields[] = {"copy_engines", "bidirectional_derate", "connections", "sm_count",
                                              "max_threads_per_sm", "max_blocks_per_sm", "copy_overlap_us",
-                                             "bidir_copy_us"};
+                                             "bidir_copy_us", "copy_switch_us"};
         if ((rc = known_fields_only(device, "device", fields, (int)(sizeof fields / sizeof fields[0]), err)) ||
             (rc = override_num(device, "device", "copy_engines", 1, 16, true, &ce, err)) ||
             (rc = override_num(device, "device", "bidirectional_derate", 0.05, 1, false, &p->dev.bidir_derate, err)) ||
@@ -287,7 +288,8 @@ int predict_params_override(json_t *device, json_t *host, predict_params_t *p, s
             (rc = override_num(device, "device", "max_threads_per_sm", 32, 4096, true, &tps, err)) ||
             (rc = override_num(device, "device", "max_blocks_per_sm", 1, 64, true, &bps, err)) ||
             (rc = override_num(device, "device", "copy_overlap_us", 0, 1000, false, &p->dev.copy_overlap_us, err)) ||
-            (rc = override_num(device, "device", "bidir_copy_us", 0, 1000, false, &p->dev.bidir_copy_us, err)))
+            (rc = override_num(device, "device", "bidir_copy_us", 0, 1000, false, &p->dev.bidir_copy_us, err)) ||
+            (rc = override_num(device, "device", "copy_switch_us", 0, 1000, false, &p->dev.copy_switch_us, err)))
             return rc;
     }
     p->dev.copy_engines = (int)ce;

@@ -8,6 +8,7 @@
 
 #include "cpu.h"
 #include "cuda.h"
+#include "devices.h"
 #include "plan.h"
 #include "sim.h"
 

@@ -5,6 +5,7 @@
 #include "sim.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,22 @@ static double copy_alone_us(const spec_t *spec, const device_info_t *dev, plan_k
     return fixed + (double)bytes / (gbps * 1e3); /* GB/s = 1e3 bytes per µs */
 }
 
+/* What an H2D pays for reading host memory the host has just written: the pipelines
+ * memset their array before each rep, and its last dirty_cache_mib MiB are still dirty
+ * in the CPU's cache when the copies read them (calibrated: dirty_h2d_us_per_mib). The
+ * part of this copy's bytes that falls in that tail pays per MiB. Pageable copies go
+ * through the driver's own buffers and are priced by their own rate. */
+static double dirty_extra_us(const spec_t *spec, const calibration_t *c, const plan_op_t *p) {
+    if (!(c->dirty_h2d_us_per_mib > 0) || !(c->dirty_cache_mib > 0) || spec->host_memory != HOSTMEM_PINNED)
+        return 0;
+    double mib = 1024.0 * 1024.0;
+    double array = (double)spec->size * sizeof(float) / mib;
+    double lo = (double)p->offset * sizeof(float) / mib, hi = lo + (double)p->count * sizeof(float) / mib;
+    double dirty_lo = fmax(0.0, array - c->dirty_cache_mib);
+    double dirty = fmin(hi, array) - fmax(lo, dirty_lo);
+    return dirty > 0 ? dirty * c->dirty_h2d_us_per_mib : 0;
+}
+
 int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t *dev, model_input_t *in,
                     sl_error_t *err) {
     memset(in, 0, sizeof *in);
@@ -67,6 +84,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
     if (dev->calib.valid && dev->calib.h2d_gbps > 0 && dev->calib.bidir_gbps > 0)
         in->dev.bidir_derate = dev->calib.bidir_gbps / dev->calib.h2d_gbps;
     in->dev.bidir_copy_us = plan_bidir_copy_us(&dev->calib, in->dev.bidir_derate);
+    in->dev.copy_switch_us = dev->calib.copy_switch_us;
     if (dev->calib.copy_submit_us > 0)
         in->host.copy_submit_us = dev->calib.copy_submit_us;
     if (dev->calib.kernel_launch_us > 0)
@@ -93,6 +111,8 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
         case PLAN_D2H:
             o->bytes = p->count * sizeof(float);
             o->alone_us = copy_alone_us(spec, dev, p->kind, o->bytes, in->dev.copy_overlap_us);
+            if (p->kind == PLAN_H2D)
+                o->alone_us += dirty_extra_us(spec, &dev->calib, p);
             break;
         case PLAN_KERNEL: {
             o->blocks = plan_kernel_blocks(spec, dev, p->count);

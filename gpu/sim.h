@@ -4,7 +4,7 @@
 #define STREAMLAB_SIM_H
 
 #include "core.h"
-#include "devices.h"
+#include "profile.h"
 #include "model.h"
 #include "plan.h"
 

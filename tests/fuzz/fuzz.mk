@@ -31,7 +31,8 @@ FUZZ_LDLIBS := -Wl,-Bstatic -lmicrohttpd -Wl,-Bdynamic -lgnutls -ljansson -lsqli
 
 FUZZ_SRC := $(filter-out server/main.c,$(wildcard server/*.c)) $(wildcard db/*.c) $(wildcard gpu/*.c) \
             tests/unit/support.c
-FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRC)) $(FUZZ_BUILD)/obj/gen/migrations.o
+FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRC)) $(FUZZ_BUILD)/obj/gen/migrations.o \
+            $(FUZZ_BUILD)/obj/gen/profile.o
 FUZZ_HDR := $(wildcard server/*.h db/*.h gpu/*.h) tests/fuzz/fuzz_util.h
 
 # the bundle importer is fuzzed only where it exists
@@ -43,7 +44,7 @@ FUZZ_BINS  := $(addprefix $(FUZZ_BUILD)/,$(FUZZ_NAMES))
 fuzz-build: $(FUZZ_BINS)
 
 # the objects are made by a pattern rule for a pattern rule: keep them between runs
-.SECONDARY: $(FUZZ_OBJ) $(FUZZ_BUILD)/gen/migrations.c
+.SECONDARY: $(FUZZ_OBJ) $(FUZZ_BUILD)/gen/migrations.c $(FUZZ_BUILD)/gen/profile.c
 
 $(FUZZ_BUILD)/obj/%.o: %.c $(FUZZ_HDR)
 	@mkdir -p $(dir $@)
@@ -56,6 +57,14 @@ $(FUZZ_BUILD)/gen/migrations.c: $(sort $(wildcard migrations/*.sql)) tests/gen_m
 $(FUZZ_BUILD)/obj/gen/migrations.o: $(FUZZ_BUILD)/gen/migrations.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Idb -c -o $@ $<
+
+$(FUZZ_BUILD)/gen/profile.c: $(PROFILES) tests/gen_profile.sh
+	@mkdir -p $(dir $@)
+	sh tests/gen_profile.sh $(PROFILES) > $@
+
+$(FUZZ_BUILD)/obj/gen/profile.o: $(FUZZ_BUILD)/gen/profile.c gpu/profile.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Igpu -c -o $@ $<
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) $(FUZZ_HDR)
 	@mkdir -p $(dir $@)

@@ -468,14 +468,15 @@ TEST(sim_pageable_copies_do_not_overlap_kernels) {
 }
 
 /* zero_copy on the sim H100: kernels only, link-bound. By hand, one grid-stride kernel
- * over 2^22 mapped elements: launch 4.0 + latency 2.5 + 16 MiB / 41.5 GB/s (404.270)
- * + the final synchronise's 2.0 = 412.770 us. Four streams share the link (each kernel
- * a quarter of the grid, moving its quarter at a quarter of the rate): as long. */
+ * over 2^22 mapped elements: the launch + latency 2.5 + 16 MiB at the profile's zero-copy
+ * rate (41.9 GB/s on the lent H100) + the final synchronise's 2.0. Four streams share the
+ * link (each kernel a quarter of the grid, moving its quarter at a quarter of the rate):
+ * as long. */
 TEST(sim_zero_copy_is_link_bound_without_copies) {
     machine_info_t m;
     machine_discover(&m, true, "");
     const calibration_t *c = &m.devices[0].calib;
-    CHECK_NEAR(41.5, c->zero_copy_gbps, 1e-9);
+    CHECK(c->valid && c->zero_copy_gbps > 20 && c->zero_copy_gbps < c->bidir_gbps);
     spec_t s;
     spec_defaults(&s, VARIANT_ZERO_COPY);
     s.size = 1u << 22;
@@ -549,7 +550,8 @@ TEST(sim_streams_beat_sequential_and_respect_the_floor) {
         CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
         CHECK(r.verified);
         CHECK(r.total_ms.median >= r.floor_ms); /* nothing beats the floor */
-        CHECK_NEAR(2.674, r.floor_ms, 0.01);    /* 2^25 floats each way at 50.2 GB/s */
+        /* 2^25 floats each way at the profile's both-ways rate (the kernel is shorter) */
+        CHECK_NEAR((double)s.size * 4 / (m.devices[0].calib.bidir_gbps * 1e6), r.floor_ms, 1e-9);
         if (v == 0)
             seq_ms = r.total_ms.median;
         else
@@ -766,6 +768,150 @@ TEST(queued_copies_overlap_their_setup) {
     timeline_free(&tl);
 }
 
+/* A copy whose engine's copy before it came from another stream pays copy_switch_us.
+ * Two H2Ds of 10 on one engine, switch cost 3: from streams 0 and 1, 0-10 then 10-23;
+ * both from stream 0, 0-10 then 10-20; from 0 and 1 without the cost, 10-20. */
+TEST(copies_from_another_stream_pay_the_switch) {
+    model_op_t ops[2] = {op(PLAN_H2D, 0, 0, 10), op(PLAN_H2D, 1, 1, 10)};
+    model_input_t in = input(ops, 2, 2, 32);
+    in.dev.copy_switch_us = 3;
+    timeline_t tl;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, model_simulate(&in, &tl, &err));
+    CHECK_NEAR(10.0, tl.ops[1].start_us, 1e-9);
+    CHECK_NEAR(23.0, tl.ops[1].end_us, 1e-9);
+    timeline_free(&tl);
+    ops[1].stream = 0;
+    CHECK_INT(SL_OK, model_simulate(&in, &tl, &err));
+    CHECK_NEAR(20.0, tl.ops[1].end_us, 1e-9);
+    timeline_free(&tl);
+    ops[1].stream = 1;
+    in.dev.copy_switch_us = 0;
+    CHECK_INT(SL_OK, model_simulate(&in, &tl, &err));
+    CHECK_NEAR(20.0, tl.ops[1].end_us, 1e-9);
+    timeline_free(&tl);
+}
+
+/* The default simulated device is the embedded lent-H100 profile: its name says so, its
+ * uuid (and so a sim machine's id) is what it was before profiles, and every embedded
+ * profile loads as a machine the model can stand in for. */
+TEST(the_sim_is_the_h100_profile) {
+    machine_info_t m;
+    machine_discover(&m, true, "");
+    const device_info_t *d = &m.devices[0];
+    CHECK(strstr(d->name, "Simulated NVIDIA H100") == d->name);
+    CHECK(strstr(d->name, "profile lent-h100") != NULL);
+    CHECK_STR("SIM-H100-0", d->uuid);
+    CHECK(d->calib.valid && d->calib.copy_setup_us > 0 && d->calib.copy_setup_both_us > 0);
+    CHECK(d->calib.dirty_h2d_us_per_mib > 0 && d->calib.dirty_cache_mib >= 16);
+    CHECK(profile_count() >= 2);
+    CHECK(profile_text(profile_count()) == NULL);
+    for (int i = 0; i < profile_count(); i++) {
+        json_t *p = json_loads(profile_text(i), 0, NULL);
+        machine_info_t pm;
+        sl_error_t err = {0};
+        CHECK(p != NULL);
+        CHECK_INT(SL_OK, profile_machine(p, &pm, &err));
+        CHECK_INT(BACKEND_SIM, pm.backend);
+        CHECK(strncmp(pm.devices[0].uuid, "SIM-GPU-", 8) == 0);
+        CHECK_INT(38, (long long)json_array_size(json_object_get(json_object_get(p, "reference"), "points")));
+        json_decref(p);
+    }
+}
+
+/* A machine written as JSON reads back with the same properties and calibration; one that
+ * lacks what the model needs is refused with the field at fault. */
+TEST(machines_read_back_from_json) {
+    machine_info_t m, back;
+    machine_discover(&m, true, "round trip");
+    sl_error_t err = {0};
+    json_t *j = machine_to_json(&m);
+    CHECK_INT(SL_OK, machine_from_json(j, &back, &err));
+    CHECK_STR(m.id, back.id);
+    CHECK_INT(m.device_count, back.device_count);
+    const device_info_t *a = &m.devices[0], *b = &back.devices[0];
+    CHECK_INT(a->sm_count, b->sm_count);
+    CHECK_INT(a->async_engines, b->async_engines);
+    CHECK_INT((long long)a->mem_bytes, (long long)b->mem_bytes);
+    CHECK_NEAR(a->calib.bidir_gbps, b->calib.bidir_gbps, 1e-9);
+    CHECK_NEAR(a->calib.copy_switch_us, b->calib.copy_switch_us, 1e-9);
+    CHECK_NEAR(a->calib.dirty_cache_mib, b->calib.dirty_cache_mib, 1e-9);
+    CHECK_NEAR(a->calib.kernel_ns_per_elem[KERNEL_BLOG], b->calib.kernel_ns_per_elem[KERNEL_BLOG], 1e-12);
+    json_t *g = json_array_get(json_object_get(j, "gpus"), 0);
+    json_object_del(json_object_get(g, "calibration"), "bidir_gbps");
+    CHECK_INT(SL_E_INVALID, machine_from_json(j, &back, &err));
+    CHECK_STR("gpus[0]", err.field);
+    json_object_set_new(g, "calibration", json_null());
+    CHECK_INT(SL_E_INVALID, machine_from_json(j, &back, &err));
+    json_object_set_new(j, "gpus", json_array());
+    CHECK_INT(SL_E_INVALID, machine_from_json(j, &back, &err));
+    CHECK_STR("gpus", err.field);
+    json_decref(j);
+}
+
+/* The H2D of an array the host just memset pays per MiB still dirty in its cache: the
+ * sequential 2^22 run (16 MiB, all of it within dirty_cache_mib) is 16 x the cost per MiB
+ * longer than on the same device without it; pageable copies do not pay it. */
+TEST(memset_arrays_copy_slower_to_the_device) {
+    machine_info_t m;
+    machine_discover(&m, true, "");
+    spec_t s;
+    spec_defaults(&s, VARIANT_SEQUENTIAL);
+    s.size = 1u << 22;
+    s.reps = 1;
+    result_t r;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
+    double dirty_ms = r.total_ms.median;
+    result_free(&r);
+    double per_mib = m.devices[0].calib.dirty_h2d_us_per_mib;
+    m.devices[0].calib.dirty_h2d_us_per_mib = 0;
+    CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
+    CHECK_NEAR(16 * per_mib, (dirty_ms - r.total_ms.median) * 1e3, 1e-6);
+    result_free(&r);
+}
+
+/* What the shipped profiles are for: simulated, each profile's machine gives the seeds'
+ * table as the plain CUDA reference measured it on that machine the day the profile was
+ * made (bench-sim prints the whole table). Deterministic: the model against recorded
+ * measurements, no clock. The median error over the 38 points stays within issue 18's
+ * 3%; the largest is printed, not asserted (the two-mode points of 2^25 miss by 10-16%). */
+TEST(the_profiles_simulate_their_machines) {
+    for (int i = 0; i < profile_count(); i++) {
+        json_t *p = json_loads(profile_text(i), 0, NULL);
+        machine_info_t pm;
+        sl_error_t err = {0};
+        CHECK_INT(SL_OK, profile_machine(p, &pm, &err));
+        const json_t *points = json_object_get(json_object_get(p, "reference"), "points");
+        double errs[64];
+        int n = 0;
+        size_t k;
+        const json_t *pt;
+        json_array_foreach(points, k, pt) {
+            spec_t s;
+            spec_defaults(&s, (variant_t)sl_enum_parse(variant_names, VARIANT__COUNT,
+                                                       json_string_value(json_object_get(pt, "variant"))));
+            s.size = (uint64_t)json_integer_value(json_object_get(pt, "size"));
+            s.streams = s.chunks = (int)json_integer_value(json_object_get(pt, "streams"));
+            s.reps = 1;
+            result_t r;
+            CHECK_INT(SL_OK, backend_run(&s, &pm, &r, &err));
+            double ref = json_number_value(json_object_get(pt, "median_ms"));
+            if (n < 64 && ref > 0)
+                errs[n++] = fabs(r.total_ms.median - ref) / ref;
+            result_free(&r);
+        }
+        stats_t st;
+        stats_compute(errs, (size_t)n, &st);
+        fprintf(stderr, "  %s: median error %.1f%%, largest %.1f%% over %d points\n",
+                json_string_value(json_object_get(json_object_get(p, "profile"), "name")), 100 * st.median,
+                100 * st.max, n);
+        CHECK_INT(38, n);
+        CHECK(st.median <= 0.03);
+        json_decref(p);
+    }
+}
+
 /* The event tax: a serial trace H(10) gap 2 K(6) gap 2 D(10), 30 us long, of a pipeline
  * whose clean reps took 24: 2 us per op, every op 2 shorter and the gaps closed up:
  * H 0-8, K 10-14, D 16-24. A cap of 1.5 takes 1.5 per op. A trace no longer than its
@@ -856,6 +1002,11 @@ static const check_test_t tests[] = {
     TEST_ENTRY(predictions_of_the_sim_match_the_sim_exactly),
     TEST_ENTRY(a_basis_trace_is_the_median_of_its_reps),
     TEST_ENTRY(queued_copies_overlap_their_setup),
+    TEST_ENTRY(copies_from_another_stream_pay_the_switch),
+    TEST_ENTRY(the_sim_is_the_h100_profile),
+    TEST_ENTRY(machines_read_back_from_json),
+    TEST_ENTRY(memset_arrays_copy_slower_to_the_device),
+    TEST_ENTRY(the_profiles_simulate_their_machines),
     TEST_ENTRY(stats_mean_stays_between_min_and_max),
     TEST_ENTRY(bad_traces_are_refused),
 };

@@ -1,0 +1,253 @@
+/* profile.c — machines as data: a machine to and from JSON (the form /api/machines and
+ * bundles carry), profiles (a machine's GPUs as measured, with who measured them, when
+ * and on which GPU: the profiles folder), and the simulated device every GPU-less user sees,
+ * which is the first profile embedded at build time (build/gen/profile.c, from the profiles folder).
+ * Nothing here measures: gpu/devices.c and the CUDA calibration do; this file keeps. */
+#include "profile.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* The calibration's numbers, by their JSON names: machine_to_json writes them and
+ * machine_from_json reads them back, one table for both ways. */
+static const struct {
+    const char *name;
+    size_t offset;
+} calib_fields[] = {
+#define CF(f) {#f, offsetof(calibration_t, f)}
+    CF(h2d_gbps), CF(d2h_gbps), CF(bidir_gbps), CF(bidir_gbps_min), CF(pageable_h2d_gbps), CF(pageable_d2h_gbps),
+    CF(zero_copy_gbps), CF(compute_base_ns_per_elem), CF(copy_submit_us), CF(kernel_launch_us), CF(copy_setup_us),
+    CF(copy_setup_both_us), CF(copy_switch_us), CF(dirty_h2d_us_per_mib), CF(dirty_cache_mib),
+#undef CF
+};
+
+static json_t *calibration_to_json(const calibration_t *c) {
+    if (!c->valid)
+        return json_null();
+    json_t *j = json_object(), *kernel_ns = json_object();
+    if (!j || !kernel_ns) {
+        json_decref(j);
+        json_decref(kernel_ns);
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof calib_fields / sizeof calib_fields[0]; i++)
+        json_object_set_new(j, calib_fields[i].name,
+                            json_real(*(const double *)((const char *)c + calib_fields[i].offset)));
+    for (int k = 0; k < KERNEL__COUNT; k++)
+        json_object_set_new(kernel_ns, kernel_names[k], json_real(c->kernel_ns_per_elem[k]));
+    json_object_set_new(j, "kernel_ns_per_elem", kernel_ns);
+    json_object_set_new(j, "samples", json_integer(c->samples));
+    return j;
+}
+
+json_t *machine_to_json(const machine_info_t *m) {
+    json_t *gpus = json_array();
+    for (int i = 0; gpus && i < m->device_count; i++) {
+        const device_info_t *d = &m->devices[i];
+        json_t *calib = calibration_to_json(&d->calib);
+        json_t *g = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:I, s:s, s:i, s:i, s:i, s:o}",
+                              "index", d->index, "name", d->name, "uuid", d->uuid, "compute_capability", "",
+                              "sm_count", d->sm_count, "max_threads_per_sm", d->max_threads_per_sm,
+                              "max_blocks_per_sm", d->max_blocks_per_sm, "copy_engines", d->async_engines,
+                              "memory_bytes", (json_int_t)d->mem_bytes, "driver_model", d->driver_model,
+                              "pcie_gen", d->pcie_gen, "pcie_width", d->pcie_width, "concurrent_kernels",
+                              d->concurrent_kernels, "calibration", calib ? calib : json_null());
+        if (g) {
+            char cc[16];
+            snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
+            json_object_set_new(g, "compute_capability", json_string(cc));
+            json_array_append_new(gpus, g);
+        }
+    }
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:o}", "id", m->id, "hostname",
+                     m->hostname, "label", m->label, "cpu", m->cpu, "kernel", m->kernel, "cpu_threads",
+                     m->cpu_threads, "backend", backend_names[m->backend], "cuda_runtime", m->cuda_runtime,
+                     "cuda_driver", m->cuda_driver, "driver_version", m->driver_version, "device_count",
+                     m->device_count, "gpus", gpus ? gpus : json_array());
+}
+
+static double num_or(const json_t *o, const char *key, double dflt) {
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
+static void text_of(const json_t *o, const char *key, char *out, size_t len) {
+    const char *v = json_string_value(json_object_get(o, key));
+    if (v)
+        snprintf(out, len, "%s", v);
+}
+
+/* One GPU of machine_to_json's form; what the model needs must be there and positive. */
+static int device_from_json(const json_t *g, int index, device_info_t *d, sl_error_t *err) {
+    char at[32];
+    snprintf(at, sizeof at, "gpus[%d]", index);
+    if (!json_is_object(g))
+        return sl_error_set(err, SL_E_INVALID, at, "%s must be an object", at);
+    memset(d, 0, sizeof *d);
+    d->index = index;
+    text_of(g, "name", d->name, sizeof d->name);
+    text_of(g, "uuid", d->uuid, sizeof d->uuid);
+    text_of(g, "driver_model", d->driver_model, sizeof d->driver_model);
+    if (!d->driver_model[0])
+        snprintf(d->driver_model, sizeof d->driver_model, "linux");
+    const char *cc = json_string_value(json_object_get(g, "compute_capability"));
+    if (!cc || sscanf(cc, "%d.%d", &d->cc_major, &d->cc_minor) != 2)
+        d->cc_major = d->cc_minor = 0;
+    d->sm_count = (int)num_or(g, "sm_count", 0);
+    d->max_threads_per_sm = (int)num_or(g, "max_threads_per_sm", 0);
+    d->max_blocks_per_sm = (int)num_or(g, "max_blocks_per_sm", 0);
+    d->async_engines = (int)num_or(g, "copy_engines", 0);
+    d->concurrent_kernels = (int)num_or(g, "concurrent_kernels", 1);
+    double mem = num_or(g, "memory_bytes", 0);
+    d->mem_bytes = mem > 0 && mem < 1e18 ? (uint64_t)mem : 0;
+    d->pcie_gen = (int)num_or(g, "pcie_gen", 0);
+    d->pcie_width = (int)num_or(g, "pcie_width", 0);
+    if (d->sm_count < 1 || d->sm_count > 100000 || d->max_threads_per_sm < 32 || d->max_blocks_per_sm < 1 ||
+        d->async_engines < 1 || d->async_engines > 64)
+        return sl_error_set(err, SL_E_INVALID, at,
+                            "%s lacks what the model needs: sm_count, max_threads_per_sm, max_blocks_per_sm and "
+                            "copy_engines, each positive", at);
+    const json_t *c = json_object_get(g, "calibration");
+    if (!json_is_object(c))
+        return sl_error_set(err, SL_E_INVALID, at, "%s has no calibration: it was never measured", at);
+    calibration_t *cal = &d->calib;
+    for (size_t i = 0; i < sizeof calib_fields / sizeof calib_fields[0]; i++) {
+        double v = num_or(c, calib_fields[i].name, 0);
+        *(double *)((char *)cal + calib_fields[i].offset) = isfinite(v) && v > 0 ? v : 0;
+    }
+    const json_t *kn = json_object_get(c, "kernel_ns_per_elem");
+    for (int k = 0; k < KERNEL__COUNT; k++) {
+        double v = num_or(kn, kernel_names[k], 0);
+        cal->kernel_ns_per_elem[k] = isfinite(v) && v > 0 ? v : 0;
+    }
+    cal->samples = (int)num_or(c, "samples", 0);
+    if (!(cal->h2d_gbps > 0 && cal->d2h_gbps > 0 && cal->bidir_gbps > 0 && cal->kernel_ns_per_elem[KERNEL_BLOG] > 0))
+        return sl_error_set(err, SL_E_INVALID, at,
+                            "%s.calibration lacks what the model needs: h2d_gbps, d2h_gbps, bidir_gbps and "
+                            "kernel_ns_per_elem.blog, each positive", at);
+    cal->valid = true;
+    return SL_OK;
+}
+
+int machine_from_json(const json_t *j, machine_info_t *m, sl_error_t *err) {
+    memset(m, 0, sizeof *m);
+    if (!json_is_object(j))
+        return sl_error_set(err, SL_E_INVALID, "", "a machine must be a JSON object");
+    const json_t *gpus = json_object_get(j, "gpus");
+    size_t n = json_array_size(gpus);
+    if (n < 1 || n > SPEC_MAX_DEVICES)
+        return sl_error_set(err, SL_E_INVALID, "gpus", "a machine to simulate needs 1 to %d GPUs; this one has %zu",
+                            SPEC_MAX_DEVICES, n);
+    text_of(j, "id", m->id, sizeof m->id);
+    text_of(j, "hostname", m->hostname, sizeof m->hostname);
+    text_of(j, "label", m->label, sizeof m->label);
+    text_of(j, "cpu", m->cpu, sizeof m->cpu);
+    text_of(j, "kernel", m->kernel, sizeof m->kernel);
+    text_of(j, "cuda_runtime", m->cuda_runtime, sizeof m->cuda_runtime);
+    text_of(j, "cuda_driver", m->cuda_driver, sizeof m->cuda_driver);
+    text_of(j, "driver_version", m->driver_version, sizeof m->driver_version);
+    m->cpu_threads = (int)num_or(j, "cpu_threads", 1);
+    int be = sl_enum_parse(backend_names, BACKEND__COUNT, json_string_value(json_object_get(j, "backend")));
+    m->backend = be == BACKEND_CUDA ? BACKEND_CUDA : BACKEND_SIM;
+    m->device_count = (int)n;
+    for (size_t i = 0; i < n; i++) {
+        int rc = device_from_json(json_array_get(gpus, i), (int)i, &m->devices[i], err);
+        if (rc)
+            return rc;
+    }
+    return SL_OK;
+}
+
+json_t *profile_to_json(const machine_info_t *m, const char *name, json_t *reference) {
+    char when[32] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm))
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    const device_info_t *d = &m->devices[0];
+    json_t *meta = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "name", name ? name : "", "measured_at", when,
+                             "gpu_name", m->device_count ? d->name : "", "gpu_uuid", m->device_count ? d->uuid : "",
+                             "driver_version", m->driver_version, "cuda_runtime", m->cuda_runtime, "by",
+                             "streamlab's calibration (gpu/cuda_calibrate.cu)");
+    json_t *mj = machine_to_json(m);
+    json_t *p = json_pack("{s:o, s:o}", "profile", meta ? meta : json_null(), "machine", mj ? mj : json_null());
+    if (p && reference)
+        json_object_set(p, "reference", reference);
+    if (reference)
+        json_decref(reference);
+    return p;
+}
+
+/* m as the model stands in for it: backend sim, its GPUs renamed after what they stand for */
+static void as_simulated(machine_info_t *m, const char *what) {
+    m->backend = BACKEND_SIM;
+    for (int i = 0; i < m->device_count; i++) {
+        device_info_t *d = &m->devices[i];
+        char measured[128], uuid[64];
+        snprintf(measured, sizeof measured, "%s", d->name);
+        snprintf(uuid, sizeof uuid, "%s", d->uuid);
+        snprintf(d->name, sizeof d->name, "Simulated %.48s (%.60s)", measured, what);
+        snprintf(d->uuid, sizeof d->uuid, "SIM-%.58s", uuid);
+    }
+}
+
+int profile_machine(const json_t *profile, machine_info_t *m, sl_error_t *err) {
+    const json_t *meta = json_object_get(profile, "profile");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *when = json_string_value(json_object_get(meta, "measured_at"));
+    if (!json_is_object(meta) || !name || !name[0] || !when)
+        return sl_error_set(err, SL_E_INVALID, "profile",
+                            "a profile needs \"profile\": {\"name\": ..., \"measured_at\": ...}");
+    int rc = machine_from_json(json_object_get(profile, "machine"), m, err);
+    if (rc)
+        return rc;
+    char what[96];
+    snprintf(what, sizeof what, "profile %.40s, %.10s", name, when);
+    as_simulated(m, what);
+    return SL_OK;
+}
+
+int profile_sim_of(const json_t *machine, machine_info_t *m, sl_error_t *err) {
+    int rc = machine_from_json(machine, m, err);
+    if (rc)
+        return rc;
+    as_simulated(m, m->label[0] ? m->label : m->id);
+    return SL_OK;
+}
+
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+static machine_info_t default_machine;
+static bool default_ok;
+
+static void default_load(void) {
+    json_error_t jerr;
+    json_t *p = json_loads(profile_text(0), 0, &jerr);
+    sl_error_t err = {0};
+    default_ok = p && profile_machine(p, &default_machine, &err) == SL_OK;
+    if (!default_ok)
+        fprintf(stderr, "streamlab: the embedded profile does not load (%s): the sim has no calibration\n",
+                p ? err.message : jerr.text);
+    json_decref(p);
+}
+
+void profile_default_device(device_info_t *d, int index) {
+    pthread_once(&default_once, default_load);
+    if (default_ok) {
+        *d = default_machine.devices[0];
+    } else {
+        memset(d, 0, sizeof *d);
+        snprintf(d->name, sizeof d->name, "Simulated device (no profile)");
+    }
+    d->index = index;
+    /* the id of a sim machine hashes its GPUs' uuids: the same as before profiles */
+    snprintf(d->uuid, sizeof d->uuid, "SIM-H100-%d", index);
+}
+
+void sim_device_info(device_info_t *d, int index) {
+    profile_default_device(d, index);
+}

@@ -1,0 +1,49 @@
+/* profile.h — machine profiles: what the model needs to stand in for a machine (its
+ * GPUs' properties and calibration), measured on that machine and kept as data
+ * (the profiles folder), with who measured it, when, and on which GPU. The simulated
+ * device every GPU-less user sees is a profile embedded in the binary. */
+#ifndef STREAMLAB_PROFILE_H
+#define STREAMLAB_PROFILE_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct json_t;
+
+/* The machine's identity and properties as JSON (API.md machines; calibration included). */
+struct json_t *machine_to_json(const machine_info_t *m);
+/* The inverse, for a machine the model stands in for (a profile, or one the store
+ * knows): every GPU with the properties and calibration the model needs. Fills *m with
+ * the machine as it was measured (backend cuda where it had GPUs); 0 or SL_E_INVALID
+ * with the field at fault. */
+int machine_from_json(const struct json_t *j, machine_info_t *m, sl_error_t *err);
+/* The simulated device's properties: the default profile's GPU (profile_default_device). */
+void sim_device_info(device_info_t *d, int index);
+
+/* A profile of machine m's GPUs as measured now: {"profile": {name, measured_at,
+ * gpu_uuid, gpu_name, driver_version, cuda_runtime, by}, "machine": machine_to_json(m)}.
+ * reference (may be NULL) is kept under "reference" (its reference is taken). */
+struct json_t *profile_to_json(const machine_info_t *m, const char *name, struct json_t *reference);
+/* The machine a profile describes, ready for the model: backend sim, each GPU named
+ * "Simulated <its name> (profile <name>, <date>)" and its uuid SIM-<uuid>; 0 or
+ * SL_E_INVALID with the field at fault. */
+int profile_machine(const struct json_t *profile, machine_info_t *m, sl_error_t *err);
+/* The default simulated GPU (the embedded profile's first), as device `index`. */
+void profile_default_device(device_info_t *d, int index);
+/* The embedded profiles (the profiles folder at build time, the default first): how many,
+ * and the i-th's text (NULL past the last). */
+int profile_count(void);
+const char *profile_text(int i);
+/* A machine the store knows (machine_to_json's form, imported or pushed from a GPU host)
+ * as the model stands in for it: backend sim, each GPU named "Simulated <its name>
+ * (<label or id>)", uuid SIM-<uuid>; 0 or SL_E_INVALID where it lacks what the model
+ * needs (the field at fault). */
+int profile_sim_of(const struct json_t *machine, machine_info_t *m, sl_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
