@@ -263,9 +263,11 @@ json_t *store_machine_json(store_t *s, const char *machine_id, sl_error_t *err) 
     return out;
 }
 
+/* Newest first; of machines seen in the same millisecond (this one and the embedded profiles'
+ * at start-up), the one stored last. */
 json_t *store_list_machines(store_t *s, sl_error_t *err) {
     sqlite3_stmt *st = NULL;
-    if (prepare(s, "SELECT info, first_seen, last_seen FROM machines ORDER BY last_seen DESC", &st, err))
+    if (prepare(s, "SELECT info, first_seen, last_seen FROM machines ORDER BY last_seen DESC, rowid DESC", &st, err))
         return NULL;
     json_t *items = json_array();
     int rc;
@@ -296,7 +298,9 @@ static int insert_experiment(store_t *s, sqlite3_stmt *st, const store_new_exper
         sqlite3_bind_int(st, 4, e->sweep_index);
     else
         sqlite3_bind_null(st, 4);
-    sqlite3_bind_int(st, 5, e->spec->devices[0]);
+    /* the worker that claims it: its first device's; a simulation of another machine (sim_of)
+     * uses none of this one's devices, and its devices need not exist here: worker 0's */
+    sqlite3_bind_int(st, 5, e->spec->sim_of[0] ? 0 : e->spec->devices[0]);
     bind_text(st, 6, variant_names[e->spec->variant]);
     sqlite3_bind_int64(st, 7, (sqlite3_int64)e->spec->size);
     sqlite3_bind_int(st, 8, e->spec->streams);

@@ -46,6 +46,7 @@ typedef struct app {
     struct queue *queue;
     struct MHD_Daemon *daemon;
     struct push *push;       /* the push thread (serve --push), or NULL */
+    json_t *profiles;        /* the embedded profiles: machine id -> "profile" metadata (sim_of.c) */
     pthread_key_t store_key; /* each thread's own store connection */
 } app_t;
 

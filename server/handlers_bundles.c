@@ -8,6 +8,7 @@
 
 #include "../db/bundle.h"
 #include "http.h"
+#include "sim_of.h"
 #include "spec.h"
 
 #define EXPORT_MAX_IDS 10000
@@ -76,6 +77,10 @@ void handle_bundle_export(request_t *req) {
         reply_error(req, &err);
         goto done;
     }
+    size_t i;
+    json_t *m;
+    json_array_foreach(json_object_get(bundle, "machines"), i, m) /* as GET /api/machines/{id} shows them */
+        sim_of_annotate(req->app, m);
     reply_json(req, 200, bundle);
 done:
     free(ids);

@@ -1,6 +1,6 @@
 /* handlers_experiments.c — /api/experiments: create (validate, check against the
- * machine, store as queued, wake a worker), list with filters and paging, get, cancel,
- * the per-op timeline and its Chrome Trace Event export. */
+ * machine or the one its sim_of simulates, store as queued, wake a worker), list with
+ * filters and paging, get, cancel, the per-op timeline and its Chrome Trace Event export. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 #include "cache.h"
 #include "http.h"
 #include "queue.h"
+#include "sim_of.h"
 #include "spec.h"
 
 static const char JSON_TYPE[] = "application/json; charset=utf-8";
@@ -60,13 +61,11 @@ void handle_experiment_create(request_t *req) {
     if (!body)
         return;
     spec_t spec;
+    machine_info_t sim = {0};
     store_t *store = NULL;
     json_t *full = NULL;
-    if (spec_from_json(body, &spec, &err) || backend_check(&spec, &req->app->machine, &err)) {
-        reply_error(req, &err);
-        goto done;
-    }
-    if (!(store = app_store(req->app, &err))) {
+    if (spec_from_json(body, &spec, &err) || !(store = app_store(req->app, &err)) ||
+        sim_of_check(req->app, store, &spec, &sim, &err)) {
         reply_error(req, &err);
         goto done;
     }

@@ -1,10 +1,11 @@
-/* handlers_misc.c — /api/health, /api/machines and /metrics. */
+/* handlers_misc.c — /api/health, /api/machines (with what sim_of can simulate) and /metrics. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "http.h"
 #include "metrics.h"
+#include "sim_of.h"
 
 void handle_health(request_t *req) {
     sl_error_t err = {0};
@@ -25,20 +26,27 @@ void handle_machines_list(request_t *req) {
     sl_error_t err = {0};
     store_t *store = app_store(req->app, &err);
     json_t *items = store ? store_list_machines(store, &err) : NULL;
-    if (!items)
+    if (!items) {
         reply_error(req, &err);
-    else
-        reply_json(req, 200, json_pack("{s:o, s:s}", "items", items, "this", req->app->machine.id));
+        return;
+    }
+    size_t i;
+    json_t *m;
+    json_array_foreach(items, i, m)
+        sim_of_annotate(req->app, m);
+    reply_json(req, 200, json_pack("{s:o, s:s}", "items", items, "this", req->app->machine.id));
 }
 
 void handle_machine_get(request_t *req) {
     sl_error_t err = {0};
     store_t *store = app_store(req->app, &err);
     json_t *m = store ? store_machine_json(store, req->params[0], &err) : NULL;
-    if (!m)
+    if (!m) {
         reply_error(req, &err);
-    else
-        reply_json(req, 200, m);
+        return;
+    }
+    sim_of_annotate(req->app, m);
+    reply_json(req, 200, m);
 }
 
 void handle_metrics(request_t *req) {

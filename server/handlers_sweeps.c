@@ -7,6 +7,7 @@
 
 #include "http.h"
 #include "queue.h"
+#include "sim_of.h"
 #include "spec.h"
 
 #define SWEEP_MAX_AXES 16
@@ -20,6 +21,8 @@ void handle_sweep_create(request_t *req) {
     spec_t *specs = NULL;
     json_t **full = NULL;
     char (*ids)[40] = NULL;
+    machine_info_t *sim = NULL;
+    store_t *store = NULL;
     size_t total = 1, n_done = 0;
     json_t *base, *axes;
     const char *names[SWEEP_MAX_AXES];
@@ -80,8 +83,13 @@ void handle_sweep_create(request_t *req) {
     specs = calloc(total, sizeof *specs);
     full = calloc(total, sizeof *full);
     ids = calloc(total, sizeof *ids);
-    if (!exps || !specs || !full || !ids) {
+    sim = calloc(1, sizeof *sim); /* the machine the points simulate (sim_of), kept while they name it */
+    if (!exps || !specs || !full || !ids || !sim) {
         reply_errorf(req, SL_E_NOMEM, NULL, "out of memory for %zu experiments", total);
+        goto done;
+    }
+    if (!(store = app_store(req->app, &err))) {
+        reply_error(req, &err);
         goto done;
     }
     /* point k: mixed radix over the axes, the last axis varying fastest */
@@ -97,7 +105,7 @@ void handle_sweep_create(request_t *req) {
             json_object_set_new(point, "predict", json_true());
         int rc = spec_from_json(point, &specs[k], &err);
         if (rc == SL_OK)
-            rc = backend_check(&specs[k], &req->app->machine, &err);
+            rc = sim_of_check(req->app, store, &specs[k], sim, &err);
         json_decref(point);
         if (rc) {
             char msg[sizeof err.message];
@@ -115,11 +123,6 @@ void handle_sweep_create(request_t *req) {
         app_new_id("e-", ids[k]);
         exps[k] = (store_new_experiment_t){.id = ids[k], .machine_id = req->app->machine.id, .sweep_id = sweep_id,
                                            .sweep_index = (int)k, .spec = &specs[k], .spec_json = full[k]};
-    }
-    store_t *store = app_store(req->app, &err);
-    if (!store) {
-        reply_error(req, &err);
-        goto done;
     }
     if (store_enqueue(store, sweep_id, body, exps, total, req->app->cfg.queue_max, &err)) {
         if (err.code == SL_E_BUSY)
@@ -140,6 +143,7 @@ done:
     free(exps);
     free(specs);
     free(ids);
+    free(sim);
     json_decref(body);
 }
 

@@ -20,6 +20,7 @@
 #include "http.h"
 #include "push.h"
 #include "queue.h"
+#include "sim_of.h"
 #include "spec.h"
 
 static app_t app;
@@ -298,6 +299,8 @@ static int cmd_migrate(void) {
 static int cmd_devices(void) {
     discover();
     json_t *m = machine_to_json(&app.machine);
+    if (m)
+        sim_of_annotate(&app, m);
     char *text = m ? json_dumps(m, JSON_INDENT(2)) : NULL;
     json_decref(m);
     if (!text)
@@ -345,15 +348,21 @@ static int cmd_run(const char *spec_path, bool db_given) {
     if (!db_given)
         snprintf(app.cfg.db_path, sizeof app.cfg.db_path, ":memory:");
     discover();
-    if (backend_check(&spec, &app.machine, &err)) {
-        print_error(&err);
-        return 2;
-    }
     store_t *s = NULL;
     if (open_store(&s))
         return 1;
+    sim_of_profiles_store(&app, s); /* the machines sim_of may name, in the store it looks them up in */
     int rc = 1;
-    json_t *full = spec_to_json(&spec);
+    json_t *full = NULL;
+    machine_info_t *sim = calloc(1, sizeof *sim);
+    if (!sim || sim_of_check(&app, s, &spec, sim, &err)) {
+        if (!sim)
+            sl_error_set(&err, SL_E_NOMEM, "", "out of memory");
+        print_error(&err);
+        rc = 2;
+        goto done;
+    }
+    full = spec_to_json(&spec);
     char id[40];
     app_new_id("e-", id);
     store_new_experiment_t e = {.id = id, .machine_id = app.machine.id, .spec = &spec, .spec_json = full};
@@ -374,6 +383,7 @@ static int cmd_run(const char *spec_path, bool db_given) {
         rc = 3;
     }
 done:
+    free(sim);
     json_decref(full);
     store_close(s);
     return rc;
@@ -402,6 +412,8 @@ static int serve(void) {
     if (open_store(&s))
         return 1;
     discover();
+    /* the profiles' machines first, so that this machine is the one seen last */
+    sim_of_profiles_store(&app, s);
     sl_error_t err = {0};
     int interrupted = store_recover_interrupted(s, &err);
     if (interrupted < 0 || store_upsert_machine(s, &app.machine, &err)) {
@@ -453,21 +465,26 @@ int main(int argc, char **argv) {
         fprintf(stderr, "streamlab: cannot create thread storage\n");
         return 1;
     }
+    sim_of_profiles_load(&app); /* the embedded machines every store knows (sim_of) */
     bool db_given = false;
     for (int i = first; i < argc; i++)
         if (strncmp(argv[i], "--db", 4) == 0)
             db_given = true;
     if (getenv("STREAMLAB_DB"))
         db_given = true;
+    int rc = 2;
     if (strcmp(cmd, "serve") == 0 && !positional)
-        return serve();
-    if (strcmp(cmd, "run") == 0)
-        return cmd_run(positional, db_given);
-    if (strcmp(cmd, "devices") == 0 && !positional)
-        return cmd_devices();
-    if (strcmp(cmd, "migrate") == 0 && !positional)
-        return cmd_migrate();
-    fprintf(stderr, "streamlab: unknown command %s\n", positional ? positional : cmd);
-    usage(stderr);
-    return 2;
+        rc = serve();
+    else if (strcmp(cmd, "run") == 0)
+        rc = cmd_run(positional, db_given);
+    else if (strcmp(cmd, "devices") == 0 && !positional)
+        rc = cmd_devices();
+    else if (strcmp(cmd, "migrate") == 0 && !positional)
+        rc = cmd_migrate();
+    else {
+        fprintf(stderr, "streamlab: unknown command %s\n", positional ? positional : cmd);
+        usage(stderr);
+    }
+    sim_of_profiles_free(&app);
+    return rc;
 }

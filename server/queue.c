@@ -1,7 +1,8 @@
 /* queue.c — worker threads (see queue.h). A worker claims the oldest queued
  * experiment of its device in one UPDATE ... RETURNING, locks every device the spec
  * uses (in index order, so multi_gpu runs cannot deadlock), runs it through
- * backend_run and stores the result and its events in one transaction, or the error
+ * backend_run (on this machine, or on the machine its sim_of names, as the model stands
+ * in for it) and stores the result and its events in one transaction, or the error
  * as a failed experiment. An idle worker sleeps on a condition variable until new
  * work is queued or a second passes. */
 #include "queue.h"
@@ -14,6 +15,7 @@
 
 #include "metrics.h"
 #include "push.h"
+#include "sim_of.h"
 #include "spec.h"
 
 typedef struct worker {
@@ -45,12 +47,21 @@ int queue_run_one(app_t *app, store_t *store, const char *id, json_t *spec_json,
     sl_error_t e = {0};
     double t0 = mono_s();
     int rc = spec_from_json(spec_json, &spec, &e);
+    const machine_info_t *machine = &app->machine;
+    machine_info_t *sim = NULL;
+    if (rc == SL_OK && spec.sim_of[0]) { /* the machine it simulates, loaded now: the store may have changed */
+        if (!(sim = calloc(1, sizeof *sim)))
+            rc = sl_error_set(&e, SL_E_NOMEM, "", "out of memory loading machine %s", spec.sim_of);
+        else if (!(machine = sim_of_machine(app, store, &spec, sim, &e)))
+            rc = e.code ? (int)e.code : SL_E_INTERNAL;
+    }
     if (rc == SL_OK)
-        rc = backend_check(&spec, &app->machine, &e);
+        rc = backend_check(&spec, machine, &e);
     result_t result;
     memset(&result, 0, sizeof result);
     if (rc == SL_OK)
-        rc = backend_run(&spec, &app->machine, &result, &e);
+        rc = backend_run(&spec, machine, &result, &e);
+    free(sim);
     int store_rc;
     if (rc == SL_OK) {
         store_rc = store_finish_experiment(store, id, &result, err);
@@ -117,11 +128,12 @@ static void *worker_main(void *arg) {
         if (claimed == 1) {
             spec_t spec;
             sl_error_t e;
-            bool parsed = spec_from_json(spec_json, &spec, &e) == SL_OK;
-            if (parsed)
+            /* a simulation of another machine (sim_of) uses none of this machine's devices */
+            bool locks = spec_from_json(spec_json, &spec, &e) == SL_OK && !spec.sim_of[0];
+            if (locks)
                 lock_devices(q, &spec, true);
             int rc = queue_run_one(app, store, id, spec_json, &err);
-            if (parsed)
+            if (locks)
                 lock_devices(q, &spec, false);
             fprintf(stderr, "streamlab: experiment %s %s%s%s\n", id, rc == SL_OK ? "done" : "failed",
                     rc == SL_OK ? "" : ": ", rc == SL_OK ? "" : err.message);

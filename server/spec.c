@@ -12,7 +12,7 @@
 static const char *const fields[] = {
     "variant", "size", "streams", "chunks", "kernel", "kernel_iters", "block_size", "launch", "host_memory",
     "default_stream", "stream_flags", "flush", "driver_mode", "timing", "reps", "warmup", "devices", "backend",
-    "label", "sync", "host_share", "predict",
+    "label", "sync", "host_share", "predict", "sim_of",
 };
 
 bool spec_is_field(const char *name) {
@@ -53,6 +53,21 @@ static int get_enum(json_t *obj, const char *field, const char *const *names, in
         return sl_error_set(err, SL_E_INVALID, field, "%s: unknown value \"%.64s\"; allowed: %s", field,
                             json_string_value(v), allowed);
     *out = idx;
+    return SL_OK;
+}
+
+/* sim_of: a machine id, 1..63 of [A-Za-z0-9_-] */
+static int parse_sim_of(json_t *v, char out[64], sl_error_t *err) {
+    const char *s = json_string_value(v);
+    size_t len = s ? json_string_length(v) : 0;
+    bool ok = s && len >= 1 && len <= 63;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '-';
+    if (!ok)
+        return sl_error_set(err, SL_E_INVALID, "sim_of",
+                            "sim_of must be the id of a machine this store knows (1 to 63 of A-Z, a-z, 0-9, _ and -; "
+                            "GET /api/machines lists them)");
+    snprintf(out, 64, "%s", s);
     return SL_OK;
 }
 
@@ -181,6 +196,8 @@ int spec_from_json(json_t *obj, spec_t *out, sl_error_t *err) {
             return sl_error_set(err, SL_E_INVALID, "host_share", "host_share must be a number from 0 to 0.95");
         s.host_share = json_number_value(v);
     }
+    if ((v = json_object_get(obj, "sim_of")) && (rc = parse_sim_of(v, s.sim_of, err)))
+        return rc;
     /* cross-field rules */
     if (!json_object_get(obj, "chunks")) /* one chunk per stream, but never more chunks than elements */
         s.chunks = (uint64_t)s.streams < s.size ? s.streams : (int)s.size;
@@ -191,6 +208,14 @@ int spec_from_json(json_t *obj, spec_t *out, sl_error_t *err) {
     if ((uint64_t)s.chunks > s.size)
         return sl_error_set(err, SL_E_INVALID, "chunks", "chunks (%d) must not exceed size (%llu): every chunk needs an element",
                             s.chunks, (unsigned long long)s.size);
+    if (s.sim_of[0] && s.variant == VARIANT_CPU)
+        return sl_error_set(err, SL_E_INVALID, "variant",
+                            "the cpu variant runs on this machine's CPU; it cannot simulate machine %s (sim_of)",
+                            s.sim_of);
+    if (s.sim_of[0] && s.backend != BACKEND_AUTO && s.backend != BACKEND_SIM)
+        return sl_error_set(err, SL_E_INVALID, "backend",
+                            "sim_of runs the simulator on machine %s's calibration: backend must be \"sim\" or "
+                            "\"auto\" (got \"%s\")", s.sim_of, backend_names[s.backend]);
     if (s.variant == VARIANT_CPU && s.backend != BACKEND_AUTO && s.backend != BACKEND_CPU)
         return sl_error_set(err, SL_E_INVALID, "backend", "the cpu variant runs on backend \"cpu\" (or \"auto\")");
     if (s.variant != VARIANT_CPU && s.backend == BACKEND_CPU)
@@ -232,6 +257,8 @@ json_t *spec_to_json(const spec_t *s) {
     if (o) {
         json_object_set_new(o, "reps", s->reps_auto ? json_string("auto") : json_integer(s->reps));
         json_object_set_new(o, "predict", json_boolean(s->predict));
+        if (s->sim_of[0]) /* only where set: specs stored before sim_of read back unchanged */
+            json_object_set_new(o, "sim_of", json_string(s->sim_of));
     }
     return o;
 }

@@ -409,8 +409,10 @@ class Server:
         return items
 
     def health_machine(self):
-        ms = self.machines()
-        check(len(ms) >= 1, "at least this machine", ms, "GET /api/machines")
+        """This server's own machine (the store also knows the embedded profiles' machines)."""
+        body = expect_status(self.get("/api/machines"), 200)
+        ms = [m for m in body.get("items", []) if m.get("id") == body.get("this")]
+        check(len(ms) == 1, "this machine among the machines", body, "GET /api/machines")
         return ms[0]
 
 

@@ -190,8 +190,9 @@ def test_export_import_into_a_fresh_server_reproduces_everything(origin, make_se
     listed = {e["id"] for e in b.list_all(f"machine={a_machine}")}
     check(listed == set(ids), sorted(ids), sorted(listed), "b's listing filtered by the imported machine")
     check(this_machine(b) == b_machine, b_machine, this_machine(b), "b is still itself")
-    check(sorted(m["id"] for m in b.machines()) == sorted([a_machine, b_machine]), "b's machine and a's",
-          [m["id"] for m in b.machines()], "GET /api/machines on b")
+    # besides the embedded profiles' machines, which every store knows
+    own = [m["id"] for m in b.machines() if "profile" not in m]
+    check(sorted(own) == sorted([a_machine, b_machine]), "b's machine and a's", own, "GET /api/machines on b")
     again = export(b, ids)
     check(again == bundle, "b's export equals a's", json.dumps(again)[:2000], "export after import")
 

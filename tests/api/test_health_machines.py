@@ -45,9 +45,13 @@ def test_machines_list_holds_this_machine_and_get_by_id_returns_it(server):
     expect_status(r, 200)
     expect_json_content_type(r)
     machines = server.machines()
-    check(len(machines) == 1, "exactly one machine in a fresh store", len(machines),
+    own = [m for m in machines if "profile" not in m]  # besides the embedded profiles' machines
+    check(len(own) == 1, "exactly one machine of its own in a fresh store", [m.get("id") for m in machines],
           "GET /api/machines")
-    m = machines[0]
+    m = own[0]
+    check(machines[0] is m, "this machine listed first (seen last)", [x.get("id") for x in machines],
+          "GET /api/machines order")
+    check(m["id"] == expect_status(r, 200)["this"], "this machine's id in \"this\"", m["id"], "GET /api/machines")
     check(isinstance(m.get("id"), str) and m["id"], "a machine with a string id", m,
           "GET /api/machines item")
     r = server.get(f"/api/machines/{m['id']}")

@@ -172,17 +172,18 @@ def test_copy_overlap_override_is_used(lab):
 def test_both_ways_copy_cost_override_is_used(lab):
     """Depth-first over 8 streams, H2Ds and D2Hs of different chunks overlap: each copy
     that starts while the other direction copies pays bidir_copy_us more (alone-µs), so
-    the pipeline predicts longer; the answer says what it used. Default (the sim's
-    machine measured no such cost): none."""
+    the pipeline predicts longer; the answer says what it used. Default: the sim's
+    machine's own (the lent H100's profile measured one), so longer than none."""
     body = {"trace": make_trace(CHUNKS), "variant": "async_v1", "streams": [8], "chunks": "trace"}
     default = predict(lab[0], body)
     none = predict(lab[0], dict(body, device={"bidir_copy_us": 0}))
     some = predict(lab[0], dict(body, device={"bidir_copy_us": 4}))
-    check(default["device"]["bidir_copy_us"] == 0, 0, default["device"], "device.bidir_copy_us by default (sim)")
+    check(default["device"]["bidir_copy_us"] > 0, "> 0", default["device"], "device.bidir_copy_us by default (sim)")
     check(some["device"]["bidir_copy_us"] == 4, 4, some["device"], "device.bidir_copy_us in the answer")
     a, b = some["predictions"][0]["total_ms"], none["predictions"][0]["total_ms"]
     check(a > b, f"more than with none ({b} ms)", a, "8 streams, copies beside the other direction paying 4 us")
-    check(default["predictions"][0]["total_ms"] == b, b, default["predictions"][0]["total_ms"], "the default")
+    check(default["predictions"][0]["total_ms"] > b, f"more than with none ({b} ms)", default["predictions"][0]["total_ms"],
+          "the default")
 
 
 def test_kernel_time_per_element_makes_compute_bound_kernels_queue(lab):
@@ -267,9 +268,10 @@ def test_predict_true_records_a_replayable_prediction(lab):
         want = "bytes" if o["op"] in ("h2d", "d2h") else "blocks"
         check(isinstance(o.get(want), int) and o[want] > 0, f"{o['op']} with {want} > 0", o, "basis_trace op")
     device = p["device"]
-    check(isinstance(device, dict) and set(device) == {"copy_overlap_us", "bidir_copy_us"}
+    check(isinstance(device, dict) and set(device) == {"copy_overlap_us", "bidir_copy_us", "copy_switch_us"}
           and all(is_number(v) and 0 <= v <= 1000 for v in device.values()),
-          "{copy_overlap_us, bidir_copy_us} within what POST /api/predict takes", device, "extra.prediction.device")
+          "{copy_overlap_us, bidir_copy_us, copy_switch_us} within what POST /api/predict takes", device,
+          "extra.prediction.device")
     check(is_number(p["kernel_ns_per_elem"]) and p["kernel_ns_per_elem"] > 0, "> 0: the sim's calibration",
           p["kernel_ns_per_elem"], "extra.prediction.kernel_ns_per_elem")
     replay = predict(srv, {"trace": p["basis_trace"], "host": host, "device": device, "variant": spec["variant"],

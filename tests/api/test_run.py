@@ -263,7 +263,7 @@ def test_zero_copy_runs_kernels_only_on_pinned_memory(make_server):
     holds kernels only, and the machine's calibration carries the zero-copy rate. On
     pageable memory it is refused (422 naming host_memory) and nothing is stored."""
     srv = make_server()
-    cal = srv.machines()[0]["gpus"][0]["calibration"]
+    cal = srv.health_machine()["gpus"][0]["calibration"]
     check(is_number(cal.get("zero_copy_gbps")) and cal["zero_copy_gbps"] > 0, "calibration.zero_copy_gbps > 0",
           cal.get("zero_copy_gbps"), "GET /api/machines")
     exp = srv.wait_done(srv.create({"variant": "zero_copy", "size": 1 << 20, "reps": 2, "warmup": 0})["id"])

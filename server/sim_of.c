@@ -1,0 +1,98 @@
+/* sim_of.c — simulating a machine the store knows (see sim_of.h). The embedded profiles
+ * (the lent H100 and H200, measured there) become machines of every store at start-up,
+ * so that a GPU-less user can simulate them; a spec's sim_of names one of those, or any
+ * machine an import or a push brought, and runs on the sim from that machine's
+ * calibration. Nothing here runs anything: the checks and the runs are gpu/'s. */
+#include "sim_of.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void sim_of_profiles_load(app_t *app) {
+    app->profiles = json_object();
+    if (!app->profiles) {
+        fprintf(stderr, "streamlab: out of memory loading the machine profiles\n");
+        return;
+    }
+    for (int i = 0; i < profile_count(); i++) {
+        json_error_t jerr;
+        sl_error_t err = {0};
+        machine_info_t m;
+        json_t *p = json_loads(profile_text(i), 0, &jerr);
+        json_t *meta = json_object_get(p, "profile");
+        const char *why = !p ? jerr.text : !json_is_object(meta) ? "it has no \"profile\" object" : NULL;
+        if (!why && machine_from_json(json_object_get(p, "machine"), &m, &err))
+            why = err.message;
+        if (!why && !m.id[0])
+            why = "its machine has no id";
+        if (why)
+            fprintf(stderr, "streamlab: embedded profile %d does not load (%s): it cannot be simulated\n", i, why);
+        else if (json_object_set(app->profiles, m.id, meta))
+            fprintf(stderr, "streamlab: out of memory keeping embedded profile %d\n", i);
+        json_decref(p);
+    }
+}
+
+void sim_of_profiles_store(app_t *app, store_t *store) {
+    for (int i = 0; i < profile_count(); i++) {
+        json_t *p = json_loads(profile_text(i), 0, NULL);
+        machine_info_t m;
+        sl_error_t err = {0};
+        if (p && machine_from_json(json_object_get(p, "machine"), &m, &err) == SL_OK &&
+            json_object_get(app->profiles, m.id) && store_upsert_machine(store, &m, &err))
+            fprintf(stderr, "streamlab: storing embedded profile %d's machine %s failed: %s\n", i, m.id, err.message);
+        json_decref(p);
+    }
+}
+
+void sim_of_profiles_free(app_t *app) {
+    json_decref(app->profiles);
+    app->profiles = NULL;
+}
+
+const machine_info_t *sim_of_machine(app_t *app, store_t *store, const spec_t *spec, machine_info_t *sim,
+                                     sl_error_t *err) {
+    if (!spec->sim_of[0])
+        return &app->machine;
+    if (sim->backend == BACKEND_SIM && strcmp(sim->id, spec->sim_of) == 0)
+        return sim;
+    sl_error_t e = {0};
+    json_t *m = store_machine_json(store, spec->sim_of, &e);
+    if (!m) {
+        if (e.code == SL_E_NOTFOUND)
+            sl_error_set(err, SL_E_INVALID, "sim_of", "no machine %s in this store (GET /api/machines lists them)",
+                         spec->sim_of);
+        else if (err)
+            *err = e;
+        return NULL;
+    }
+    int rc = profile_sim_of(m, sim, &e);
+    json_decref(m);
+    if (rc) {
+        memset(sim, 0, sizeof *sim); /* nothing half-filled is reused */
+        sl_error_set(err, SL_E_INVALID, "sim_of", "machine %s cannot be simulated: %.400s", spec->sim_of, e.message);
+        return NULL;
+    }
+    /* the id is what a later spec naming the same machine reuses it by */
+    snprintf(sim->id, sizeof sim->id, "%s", spec->sim_of);
+    return sim;
+}
+
+int sim_of_check(app_t *app, store_t *store, const spec_t *spec, machine_info_t *sim, sl_error_t *err) {
+    const machine_info_t *m = sim_of_machine(app, store, spec, sim, err);
+    if (!m)
+        return err ? (int)err->code : SL_E_INVALID;
+    return backend_check(spec, m, err);
+}
+
+void sim_of_annotate(const app_t *app, json_t *m) {
+    machine_info_t parsed;
+    sl_error_t err = {0};
+    json_object_set_new(m, "simulatable", json_boolean(machine_from_json(m, &parsed, &err) == SL_OK));
+    const char *id = json_string_value(json_object_get(m, "id"));
+    json_t *meta = id ? json_object_get(app->profiles, id) : NULL;
+    if (meta) /* a copy: the loaded profiles are shared by every thread and never change */
+        json_object_set_new(m, "profile", json_deep_copy(meta));
+    else
+        json_object_del(m, "profile");
+}

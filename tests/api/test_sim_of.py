@@ -1,0 +1,224 @@
+"""sim_of: simulating a machine the store knows. Every store knows the machines of the embedded profiles
+(measured on a lent H100 and a lent H200) and any machine an import or a push brought; a spec's "sim_of"
+names one, and the sim runs the spec on that machine's calibration. A machine the model cannot stand in for
+(no GPUs, no calibration), an unknown id, a bad id, or a backend other than sim/auto is 422 before anything
+is stored. No timing numbers are asserted: simulated totals are only compared with each other."""
+
+import copy
+import json
+import sqlite3
+
+from conftest import check, expect_error, expect_status, run_cli, small
+
+PROFILE_NAMES = ("lent-h100", "lent-h200")
+
+
+# ---------------------------------------------------------------- helpers
+
+def machines_by_profile(srv):
+    """{profile name: machine} of the embedded profiles' machines, as GET /api/machines lists them."""
+    return {m["profile"]["name"]: m for m in srv.machines() if isinstance(m.get("profile"), dict)}
+
+
+def profile_machine(srv, name):
+    ms = machines_by_profile(srv)
+    check(name in ms, f"a machine of profile {name}", sorted(ms), "GET /api/machines")
+    return ms[name]
+
+
+def experiment_count(srv):
+    return len(srv.list_all())
+
+
+def import_machines(srv, machines):
+    """Bring machines into the store the way another store would: a bundle of machines alone."""
+    bundle = {"format": "streamlab-bundle", "version": 1, "machines": machines, "sweeps": [], "experiments": [],
+              "timelines": {}}
+    body = expect_status(srv.post("/api/import", bundle), 200)
+    check(body.get("machines") == len(machines), len(machines), body, "import of machines alone")
+
+
+def copy_of(machine, new_id, label, gpus=None):
+    """Another machine with the same GPUs (or gpus), as GET /api/machines shows one."""
+    m = {k: copy.deepcopy(v) for k, v in machine.items()
+         if k not in ("first_seen", "last_seen", "simulatable", "profile")}
+    m["id"], m["label"] = new_id, label
+    if gpus is not None:
+        m["gpus"] = gpus
+    return m
+
+
+def device_of(exp):
+    return ((exp.get("result") or {}).get("extra") or {}).get("device", "")
+
+
+# ---------------------------------------------------------------- the machines
+
+def test_a_fresh_store_knows_the_profile_machines_as_simulatable(server):
+    ms = machines_by_profile(server)
+    check(sorted(ms) == sorted(PROFILE_NAMES), sorted(PROFILE_NAMES), sorted(ms),
+          "the embedded profiles' machines in a fresh store")
+    for name, m in ms.items():
+        meta = m["profile"]
+        check(m.get("simulatable") is True, "simulatable: true", m.get("simulatable"), f"machine of {name}")
+        check(isinstance(meta.get("gpu_uuid"), str) and meta["gpu_uuid"].startswith("GPU-"),
+              "profile.gpu_uuid a GPU's uuid (GPU-...)", meta.get("gpu_uuid"), f"profile {name}")
+        for f in ("measured_at", "gpu_name", "driver_version"):
+            check(isinstance(meta.get(f), str) and meta[f], f"profile.{f} a non-empty string", meta.get(f),
+                  f"profile {name}")
+        check(m.get("label") == name and len(m.get("gpus", [])) >= 1, f"label {name} and its GPUs",
+              {"label": m.get("label"), "gpus": len(m.get("gpus", []))}, f"machine of {name}")
+        one = expect_status(server.get(f"/api/machines/{m['id']}"), 200)
+        check(one == m, "GET /api/machines/{id} as listed", one, f"machine of {name}")
+    check("H200" in ms["lent-h200"]["profile"]["gpu_name"], "an H200", ms["lent-h200"]["profile"]["gpu_name"],
+          "profile lent-h200's GPU")
+    this = server.health_machine()
+    check(this.get("simulatable") is True and "profile" not in this,
+          "this (sim) machine simulatable, with no profile", {k: this.get(k) for k in ("simulatable", "profile")},
+          "this machine")
+
+
+def test_a_restart_keeps_one_machine_per_profile(make_server):
+    srv = make_server()
+    before = sorted(m["id"] for m in srv.machines())
+    srv.stop()
+    srv.start()
+    after = sorted(m["id"] for m in srv.machines())
+    check(after == before, before, after, "the machines after a restart on the same store")
+
+
+# ---------------------------------------------------------------- runs
+
+def test_sim_of_the_h200_runs_on_its_calibration(server):
+    h200 = profile_machine(server, "lent-h200")
+    spec = small(streams=4)
+    plain = server.create(spec)
+    sim = server.create(dict(spec, sim_of=h200["id"]))
+    check(sim["spec"].get("sim_of") == h200["id"], h200["id"], sim["spec"].get("sim_of"), "the stored spec's sim_of")
+    check("sim_of" not in plain["spec"], "no sim_of in a spec without one", plain["spec"], "the stored spec")
+    plain, sim = server.wait_done(plain["id"]), server.wait_done(sim["id"])
+    res = sim["result"]
+    check(res["backend"] == "sim", "result.backend sim", res["backend"], "sim_of result")
+    check("H200" in device_of(sim) and "H100" not in device_of(sim), "a device named after the H200",
+          device_of(sim), "result.extra.device")
+    check(sim["machine_id"] == server.health_machine()["id"], "machine_id: this server, which ran it",
+          sim["machine_id"], "sim_of experiment")
+    check(res["total_ms"]["median"] != plain["result"]["total_ms"]["median"],
+          "a total other than the default (H100) sim's", (res["total_ms"]["median"],
+                                                           plain["result"]["total_ms"]["median"]),
+          "sim_of H200 against the same spec without sim_of")
+    tl = expect_status(server.get(f"/api/experiments/{sim['id']}/timeline"), 200)
+    check(len(tl["ops"]) > 0, "a timeline", tl, "sim_of experiment's timeline")
+    listed = {e["id"]: e for e in server.list_all()}
+    check(listed[sim["id"]]["spec"].get("sim_of") == h200["id"], h200["id"], listed[sim["id"]]["spec"],
+          "the listing's spec.sim_of")
+
+
+def test_a_sweep_over_the_profile_machines(server):
+    ms = machines_by_profile(server)
+    ids = [ms[n]["id"] for n in PROFILE_NAMES]
+    body = expect_status(server.post("/api/sweeps", {"base": small(streams=2), "axes": {"sim_of": ids,
+                                                                                       "chunks": [2, 8]}}), 202)
+    exps = [server.wait_done(e) for e in body["experiments"]]
+    check([e["spec"].get("sim_of") for e in exps] == [ids[0], ids[0], ids[1], ids[1]], "sim_of per point in order",
+          [e["spec"].get("sim_of") for e in exps], "the sweep's points")
+    for e, gpu in zip(exps, ("H100", "H100", "H200", "H200")):
+        check(e["result"]["backend"] == "sim" and gpu in device_of(e), f"a sim run on the {gpu}",
+              (e["result"]["backend"], device_of(e)), f"point {e['sweep_index']}")
+    sweep = expect_status(server.get(f"/api/sweeps/{body['id']}"), 200)
+    check(sweep["counts"]["done"] == 4, 4, sweep["counts"], "the sweep's counts")
+
+
+def test_a_simulated_machine_with_two_gpus_runs_multi_gpu_here(server):
+    """The simulated machine's devices need not exist on this one (one sim device here)."""
+    h200 = profile_machine(server, "lent-h200")
+    gpus = [dict(copy.deepcopy(h200["gpus"][0]), index=i) for i in range(2)]
+    import_machines(server, [copy_of(h200, "m-two-h200", "two H200s", gpus)])
+    exp = server.wait_done(server.create(small("multi_gpu", streams=2, sim_of="m-two-h200"))["id"])
+    check(exp["spec"]["devices"] == [0, 1] and "H200" in device_of(exp), "devices [0, 1] of the simulated H200s",
+          (exp["spec"]["devices"], device_of(exp)), "multi_gpu with sim_of")
+    expect_error(server.post("/api/experiments", small(devices=[2], sim_of="m-two-h200")), 422, field="devices")
+
+
+def test_a_machine_gone_by_the_time_it_runs_fails_the_experiment(make_server):
+    srv = make_server(workers=0)
+    h200 = profile_machine(srv, "lent-h200")
+    import_machines(srv, [copy_of(h200, "m-short-lived", "short-lived")])
+    eid = srv.create(small(sim_of="m-short-lived"))["id"]
+    srv.stop()
+    con = sqlite3.connect(srv.db)
+    try:
+        con.execute("DELETE FROM machines WHERE id='m-short-lived'")
+        con.commit()
+    finally:
+        con.close()
+    srv.start(workers=None)
+    exp = srv.wait_status(eid)
+    check(exp["status"] == "failed" and "m-short-lived" in (exp.get("error") or ""),
+          "failed, naming the machine that is gone", (exp["status"], exp.get("error")), "sim_of of a deleted machine")
+
+
+# ---------------------------------------------------------------- refusals
+
+def test_refused_sim_of_stores_nothing(idle_server):
+    srv = idle_server
+    h200 = profile_machine(srv, "lent-h200")
+    uncalibrated = copy_of(h200, "m-never-measured", "never measured",
+                           [dict(copy.deepcopy(h200["gpus"][0]), calibration=None)])
+    import_machines(srv, [uncalibrated, copy_of(h200, "m-no-gpus", "no GPUs", [])])
+    check(expect_status(srv.get("/api/machines/m-never-measured"), 200).get("simulatable") is False,
+          "simulatable: false", "true", "a machine without calibration")
+    before = experiment_count(srv)
+    cases = [
+        ("a bad id", small(sim_of="m.nope"), "sim_of", None),
+        ("an empty id", small(sim_of=""), "sim_of", None),
+        ("an id too long", small(sim_of="m" * 64), "sim_of", None),
+        ("not a string", small(sim_of=7), "sim_of", None),
+        ("an unknown id", small(sim_of="m-0000000000000000"), "sim_of", "m-0000000000000000"),
+        ("backend cuda", small(sim_of=h200["id"], backend="cuda"), "backend", "sim"),
+        ("backend cpu", small(sim_of=h200["id"], backend="cpu"), "backend", None),
+        ("the cpu variant", small("cpu", sim_of=h200["id"]), "variant", None),
+        ("a machine without calibration", small(sim_of="m-never-measured"), "sim_of", "calibration"),
+        ("a machine without GPUs", small(sim_of="m-no-gpus"), "sim_of", "GPU"),
+        ("a device the simulated machine lacks", small(devices=[1], sim_of=h200["id"]), "devices", None),
+    ]
+    for what, spec, field, says in cases:
+        err = expect_error(srv.post("/api/experiments", spec), 422, field=field)
+        if says:
+            check(says in err["message"], f"a message mentioning {says!r}", err["message"], what)
+        check(experiment_count(srv) == before, f"{before} experiments", experiment_count(srv), f"after {what}")
+    for what, sweep, field in (
+            ("a sweep point with an unknown id", {"base": small(), "axes": {"sim_of": [h200["id"], "m-nope"]}},
+             "sim_of"),
+            ("a sweep of a machine without calibration", {"base": small(sim_of="m-never-measured"),
+                                                          "axes": {"streams": [1, 2]}}, "sim_of")):
+        expect_error(srv.post("/api/sweeps", sweep), 422, field=field)
+        check(experiment_count(srv) == before, f"{before} experiments", experiment_count(srv), f"after {what}")
+    check(srv.health()["queue_depth"] == 0, "nothing queued", srv.health()["queue_depth"], "after the refusals")
+
+
+# ---------------------------------------------------------------- the CLI
+
+def test_run_subcommand_simulates_a_profile_machine(tmp_path, make_server):
+    h200 = profile_machine(make_server(workers=0), "lent-h200")  # the same binary, the same profiles
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(small(sim_of=h200["id"])))
+    code, out, err = run_cli(["run", str(spec), "--backend", "sim"])
+    check(code == 0, "exit 0", code, f"streamlab run with sim_of\n  stderr: {err[-1500:]}")
+    exp = json.loads(out)
+    check(exp["status"] == "done" and exp["spec"].get("sim_of") == h200["id"], "done, with spec.sim_of",
+          (exp["status"], exp["spec"].get("sim_of")), "run output")
+    check(exp["result"]["backend"] == "sim" and "H200" in device_of(exp), "a sim run on the H200",
+          (exp["result"]["backend"], device_of(exp)), "run result")
+    spec.write_text(json.dumps(small(sim_of="m-0000000000000000")))
+    db = tmp_path / "refused.db"
+    code, out, err = run_cli(["run", str(spec), "--backend", "sim", "--db", str(db)])
+    check(code == 2, "exit 2", code, f"streamlab run with an unknown sim_of\n  stderr: {err[-1500:]}")
+    body = json.loads(out)
+    check(body["error"].get("field") == "sim_of", "an error naming sim_of", body, "run error JSON")
+    con = sqlite3.connect(str(db))
+    try:
+        n = con.execute("SELECT count(*) FROM experiments").fetchone()[0]
+    finally:
+        con.close()
+    check(n == 0, "no experiment stored", n, "the refused run's --db")
