@@ -1,7 +1,9 @@
 // dashboard.test.mjs — the dashboard in a real browser against the real server (sim
 // backend, temporary database; tests/web/run.sh starts it). The tests run in order and
 // build on each other: the store starts empty, a sweep is submitted through the form and
-// watched in the queue, its runs feed the timeline, sweep, runs and compare tests.
+// watched in the queue, its runs feed the timeline, sweep, runs and compare tests; then a
+// run simulating the lent H200's profile (spec.sim_of) is submitted through the form and
+// must be marked simulated in Runs, Run and Sweep, and stand apart in Compare.
 // Every test fails on any console error or page error it did not expect by name.
 // Screenshots of every view go to tests/web/artifacts/.
 
@@ -16,7 +18,7 @@ const TOKEN = process.env.STREAMLAB_TOKEN || '';
 const OP_RGB = { h2d: [62, 207, 142], kernel: [79, 140, 255], d2h: [255, 107, 107], host: [242, 193, 78] };
 const resourceError = (status) => ({ re: new RegExp(`status of ${status}`), count: 1 });
 
-const state = { sweepId: null, sweepPoints: [] };
+const state = { sweepId: null, sweepPoints: [], simRunId: null };
 
 // For every lane of a Gantt canvas: which op colours it holds, and where each first appears.
 async function lanePaint(page, selector) {
@@ -52,7 +54,11 @@ async function datasetsOf(page, selector) {
     return {
       type: ch.config.type,
       xType: ch.scales.x?.type,
-      datasets: ch.data.datasets.map((d) => ({ label: d.label, kind: d.kind || null, band: !!d.band, n: d.data.length, data: d.data })),
+      datasets: ch.data.datasets.map((d) => ({
+        label: d.label, kind: d.kind || null, band: !!d.band, n: d.data.length, data: d.data,
+        simulated: !!d.simulated, simOf: d.simOf || null, color: d.borderColor || null, fill: d.backgroundColor || null,
+      })),
+      legend: (ch.legend?.legendItems || []).map((it) => it.text),
     };
   });
 }
@@ -109,7 +115,7 @@ test('the submit form shows the server\'s defaults: a default submit stores exac
     const text = r.querySelector('input[type=text]');
     return [name, checked ? checked.value : text ? text.value : null, r.querySelector('.field-default').textContent];
   }));
-  const expectedFields = ['variant', 'size', 'streams', 'chunks', 'kernel', 'kernel_iters', 'block_size', 'launch', 'host_memory',
+  const expectedFields = ['sim_of', 'variant', 'size', 'streams', 'chunks', 'kernel', 'kernel_iters', 'block_size', 'launch', 'host_memory',
     'default_stream', 'stream_flags', 'flush', 'driver_mode', 'timing', 'reps', 'warmup', 'devices', 'backend', 'predict',
     'label', 'sync', 'host_share'];
   check(JSON.stringify(form.map((f) => f[0])) === JSON.stringify(expectedFields), 'every field of the API spec is on the form', expectedFields.join(','), form.map((f) => f[0]).join(','));
@@ -127,7 +133,9 @@ test('the submit form shows the server\'s defaults: a default submit stores exac
     return v;
   };
   for (const [name, v] of form) {
-    check(JSON.stringify(parse(name, v)) === JSON.stringify(e.spec[name]), `field ${name}: the form's default is what the server stores`, JSON.stringify(e.spec[name]), JSON.stringify(parse(name, v)));
+    // sim_of: "" (this machine) is stored as "" or left out
+    const stored = name === 'sim_of' ? (e.spec.sim_of || '') : e.spec[name];
+    check(JSON.stringify(parse(name, v)) === JSON.stringify(stored), `field ${name}: the form's default is what the server stores`, JSON.stringify(stored), JSON.stringify(parse(name, v)));
   }
   // the run page polls until the experiment is done, then draws its timeline
   await page.waitForSelector('#timeline-canvas', { timeout: 60000 });
@@ -443,6 +451,136 @@ test('compare: runs from two machines side by side, ratios and machine propertie
   const differs = await page.$$eval('#machines-card tr.differs th', (ths) => ths.map((th) => th.textContent));
   check(differs.some((t) => /hostname/.test(t)), 'the machines table marks the properties that differ', 'hostname among them', differs);
   await shot(page, '13-compare-two-machines');
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+// ---- simulating another machine (spec.sim_of) ----
+// The store's machines, this one, and the profile machine named `name` (lent-h100, lent-h200).
+async function profileMachine(name) {
+  const data = await apiGet('/api/machines');
+  const items = data.items || [];
+  const m = items.find((x) => x.profile && x.profile.name === name);
+  check(m, `GET /api/machines lists the profile machine ${name}`, name, items.map((x) => `${x.id}:${x.profile ? x.profile.name : '-'}`));
+  return { m, items, thisId: data.this };
+}
+const H200_CONFIG = { variant: 'async_v1', size: 2 ** 22, streams: 4 };
+
+test('submit: the Machine choice offers this machine and every simulatable machine, the two profiles among them', async () => {
+  const { items, thisId } = await profileMachine('lent-h200');
+  await profileMachine('lent-h100');
+  check(items.find((x) => x.id === thisId)?.simulatable === true, 'this machine is simulatable in a fresh store', true, items.find((x) => x.id === thisId));
+  const expected = items.filter((x) => x.simulatable === true && x.id !== thisId).map((x) => x.id).sort();
+  const page = await newPage();
+  await open(page, '#/submit');
+  await page.waitForSelector('#machine-pick');
+  const offered = await page.$$eval('#machine-pick label.chip', (ls) => ls.map((l) => ({
+    id: l.dataset.machine, profile: l.dataset.profile, text: l.textContent, checked: l.querySelector('input').checked,
+  })));
+  check(offered[0] && offered[0].id === '' && /this machine/.test(offered[0].text) && offered[0].checked, 'the first choice is this machine, chosen', 'this machine (checked)', offered[0]);
+  const ids = offered.slice(1).map((o) => o.id).sort();
+  check(JSON.stringify(ids) === JSON.stringify(expected), 'every simulatable machine but this one is offered', expected, ids);
+  for (const name of ['lent-h100', 'lent-h200']) {
+    const m = items.find((x) => x.profile && x.profile.name === name);
+    const o = offered.find((x) => x.id === m.id);
+    const date = String(m.profile.measured_at).slice(0, 10);
+    check(o && o.text.includes(`simulate ${name}`) && o.text.includes(date) && !o.checked, `the profile ${name} is offered with its name and date, not chosen`, `simulate ${name} … ${date}`, o);
+  }
+  await shot(page, '17-submit-machines');
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+test('submit a simulation of the H200: spec.sim_of is its id, and Runs, Run and Sweep mark it simulated', async () => {
+  const { m: h200 } = await profileMachine('lent-h200');
+  const page = await newPage();
+  await open(page, '#/submit');
+  await page.waitForSelector('#machine-pick');
+  await page.click(`#machine-pick label.chip:has(input[value="${h200.id}"])`);
+  await setText(page, '#f-size', '2^22');
+  await setText(page, '#f-streams', '4');
+  await setText(page, '#f-label', 'web-test sim h200');
+  const preview = JSON.parse((await page.$eval('#request-preview', (el) => el.textContent)).split('\n').slice(1).join('\n'));
+  check(preview.sim_of === h200.id && preview.backend === 'sim', 'the request carries sim_of and backend sim', `sim_of ${h200.id}, backend sim`, preview);
+  const cudaOff = await page.$eval('input[name="backend"][value="cuda"]', (i) => i.disabled);
+  check(cudaOff, 'the cuda backend cannot be chosen while simulating another machine', 'disabled', cudaOff);
+  const hash = await page.evaluate(() => location.hash);
+  check(hash.includes(`sim_of=${h200.id}`), 'the machine choice is in the hash', `sim_of=${h200.id}`, hash);
+  await page.click('#submit-button');
+  await page.waitForFunction(() => location.hash.startsWith('#/run/'), { timeout: 10000 });
+  const id = decodeURIComponent(await page.evaluate(() => location.hash.slice('#/run/'.length).split('?')[0]));
+  const e = await waitFinished(id);
+  check(e.status === 'done', 'the simulation of the H200 is done', 'done', `${e.status} ${e.error || ''}`);
+  check(e.spec.sim_of === h200.id, 'the stored spec names the simulated machine', h200.id, e.spec.sim_of);
+  check(e.result.backend === 'sim' && /H200/.test(e.result.extra?.device || ''), 'the result is simulated, on the H200', 'backend sim, device …H200…', { backend: e.result.backend, device: e.result.extra?.device });
+  state.simRunId = id;
+  // the run page: a badge beside the machine, and the simulated machine's card
+  await page.waitForSelector('#timeline-canvas', { timeout: 60000 });
+  await waitReady(page);
+  const runBadge = await page.$eval('.run-head .badge.sim', (el) => el.textContent).catch(() => null);
+  check(runBadge === 'sim of lent-h200', 'the run page marks the run as a simulation of lent-h200', 'sim of lent-h200', runBadge);
+  const machineHead = await page.$eval('#machine-card h2', (el) => el.textContent);
+  check(/Simulated machine/.test(machineHead) && /lent-h200/.test(machineHead), 'the machine card shows the simulated machine', 'Simulated machine lent-h200 …', machineHead);
+  await shot(page, '18-run-sim-of-h200');
+  // the runs list: this run marked "sim of lent-h200", a run of this machine plain "sim"
+  await open(page, '#/runs?label=web-test%20sim%20h200');
+  const rows = await page.$$eval('#runs-table tbody tr', (trs) => trs.map((tr) => ({ id: tr.dataset.id, badge: tr.querySelector('.badge.sim')?.textContent || null })));
+  const row = rows.find((x) => x.id === id);
+  check(row && row.badge === 'sim of lent-h200', 'the runs list marks the run simulated, of lent-h200', `${id}: sim of lent-h200`, rows);
+  await open(page, '#/runs?label=web-test%20256');
+  const here = await page.$$eval('#runs-table tbody tr', (trs) => trs.map((tr) => tr.querySelector('.badge.sim')?.textContent || null));
+  check(here.length >= 1 && here.every((b) => b === 'sim'), 'a run on this GPU-less server is marked "sim", of no other machine', 'sim', here);
+  await shot(page, '19-runs-sim');
+
+  // a sweep simulating the H200: every point carries sim_of, the sweep view says so
+  await open(page, `#/submit?mode=sweep&sim_of=${h200.id}&streams=1,2&size=2%5E20&label=web-test%20sim%20sweep`);
+  await page.waitForSelector('#machine-pick');
+  const chosen = await page.$eval('#machine-pick input:checked', (i) => i.value);
+  check(chosen === h200.id, 'a link with sim_of opens the form with that machine chosen', h200.id, chosen);
+  const sweepReq = JSON.parse((await page.$eval('#request-preview', (el) => el.textContent)).split('\n').slice(1).join('\n'));
+  check(sweepReq.base.sim_of === h200.id && sweepReq.base.backend === 'sim' && !sweepReq.axes.backend, 'the sweep\'s base carries sim_of and backend sim', `base.sim_of ${h200.id}`, sweepReq);
+  await page.click('#submit-button');
+  await page.waitForFunction(() => location.hash.startsWith('#/queue?sweep='), { timeout: 10000 });
+  const sweepId = decodeURIComponent(await page.evaluate(() => new URLSearchParams(location.hash.split('?')[1]).get('sweep')));
+  const points = await until(async () => {
+    const ps = await sweepExperiments(sweepId);
+    return ps.length === 2 && ps.every((p) => p.status === 'done') ? ps : null;
+  }, 'the simulated sweep to finish', 60000, 200);
+  check(points.every((p) => p.spec.sim_of === h200.id && p.result.backend === 'sim'), 'every point of the sweep simulates the H200', h200.id, points.map((p) => [p.spec.sim_of, p.result.backend]));
+  await open(page, `#/sweep/${sweepId}`);
+  await page.waitForSelector('#sweep-time-canvas', { timeout: 10000 });
+  const sweepBadges = await page.$$eval('#sweep-machines .badge.sim', (els) => els.map((el) => el.textContent));
+  check(sweepBadges.length === 1 && sweepBadges[0] === 'sim of lent-h200', 'the sweep view marks its points as a simulation of lent-h200', 'sim of lent-h200', sweepBadges);
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+test('compare: a simulation of the H200 beside this machine, labelled and coloured apart', async () => {
+  check(state.simRunId, 'the previous test stored a simulation of the H200', 'an id', state.simRunId);
+  const { m: h200, items, thisId } = await profileMachine('lent-h200');
+  const mine = items.find((x) => x.id === thisId);
+  const r = await apiCall('POST', '/api/experiments', { ...H200_CONFIG, label: 'web-test sim here' });
+  check(r.status === 202, 'POST the same configuration on this machine', 202, `${r.status} ${r.text}`);
+  const e = await waitFinished(r.json.id);
+  check(e.status === 'done' && !e.spec.sim_of, 'this machine\'s run is done and simulates no other machine', 'done, no sim_of', `${e.status} ${e.spec.sim_of}`);
+  const page = await newPage();
+  await open(page, `#/compare?ids=${e.id},${state.simRunId}`);
+  await page.waitForSelector('#compare-bars-canvas');
+  const bars = await datasetsOf(page, '#compare-bars-canvas');
+  check(bars.datasets.length === 2, 'one series per source: this machine and the simulated H200', 2, bars.datasets.map((d) => d.label));
+  const sim = bars.datasets.find((d) => d.simOf === h200.id);
+  const local = bars.datasets.find((d) => d.simOf !== h200.id);
+  check(sim && sim.simulated && /simulation of lent-h200/.test(sim.label) && /H200/.test(sim.label), 'a series labelled as the simulation of the H200', 'simulation of lent-h200 · NVIDIA H200', sim && sim.label);
+  check(local && !/H200|lent-h200/.test(local.label) && local.label.includes(mine.label || mine.hostname), 'beside it a series of this machine, named after it', `${mine.label || mine.hostname} …`, local && local.label);
+  check(bars.datasets.every((d) => d.n === 1 && d.data[0] > 0), 'both series have the one configuration', '1 bar each', bars.datasets.map((d) => d.data));
+  check(sim.color !== local.color, 'each machine keeps its own colour', 'two colours', [sim.color, local.color]);
+  check(sim.fill !== sim.color, 'the simulation is drawn in a lighter shade of its machine\'s colour', `not ${sim.color}`, sim.fill);
+  check(bars.legend.some((t) => /simulation of lent-h200/.test(t)) && bars.legend.length === 2, 'the legend says which is which', 'simulation of lent-h200 + this machine', bars.legend);
+  const heads = await page.$$eval('#ratio-table thead th', (ths) => ths.map((th) => th.textContent));
+  check(heads.some((t) => /sim of lent-h200/.test(t)), 'the ratio table names the simulated source', 'sim of lent-h200', heads);
+  const machineCols = await page.$$eval('#machines-card thead th', (ths) => ths.map((th) => th.textContent));
+  check(machineCols.length === 3 && machineCols.some((t) => /lent-h200/.test(t)), 'the machines table shows this machine and the simulated H200', 'property + 2 machines', machineCols);
+  await shot(page, '20-compare-sim-h200');
   checkNoProblems(page);
   await page.closeAll();
 });

@@ -1,14 +1,18 @@
-// compare.js — the Compare view (#/compare?ids=a,b,c&base=MACHINE): runs side by side,
-// grouped by configuration (the spec without label, reps and backend) with one bar per
-// machine in the machine's colour; a table of ratios against a baseline machine (or, when
-// every run is on one machine, against the first configuration); where the time went in
-// each run (summed H2D, kernel, D2H against the wall time); and the machines' properties
-// side by side (GPU, copy engines, driver model, PCIe, calibration).
+// compare.js — the Compare view (#/compare?ids=a,b,c&base=SOURCE): runs side by side,
+// grouped by configuration (the spec without label, reps, backend and sim_of) with one bar
+// per source: a machine measured, or a machine simulated (ui.js runSource: sim_of's
+// machine, else the running machine's simulated device), so that a measured machine
+// stands beside the simulation of another and the legend says which is which. A source
+// wears its machine's colour, a simulation as a lighter fill with a dashed edge. Then a
+// table of ratios against a baseline source (or, with one source, against the first
+// configuration); where the time went in each run (summed H2D, kernel, D2H against the
+// wall time); and the machines' properties side by side (GPU, copy engines, driver model,
+// PCIe, calibration), the simulated ones included.
 
 import { api } from './api.js';
 import {
   h, hashFor, fmtMs, fmtNum, fmtSize, fmtPct, shortId, machineChip, machineName, machineColor,
-  loadMachines, totalMs, OP_COLORS, OP_LABELS, errorBox, flatten,
+  loadMachines, totalMs, OP_COLORS, OP_LABELS, errorBox, flatten, runSource, lighter,
 } from './ui.js';
 
 const CONFIG_FIELDS = ['variant', 'size', 'streams', 'chunks', 'kernel', 'kernel_iters', 'block_size', 'launch',
@@ -52,7 +56,7 @@ function ratioCell(r) {
 export async function render(root, ctx) {
   const ids = (ctx.params.get('ids') || '').split(',').filter(Boolean);
   root.append(h('section', { class: 'page-head' }, h('h1', {}, 'Compare'),
-    h('p', { class: 'lede' }, 'Runs side by side: one bar per machine for each configuration, ratios against a baseline, and the machines themselves.')));
+    h('p', { class: 'lede' }, 'Runs side by side: one bar per machine, measured or simulated, for each configuration, ratios against a baseline, and the machines themselves.')));
   const machines = await loadMachines().catch(() => []);
   if (!ctx.alive()) return;
 
@@ -79,19 +83,37 @@ export async function render(root, ctx) {
   if (!done.length) return;
 
   const byMachine = Object.fromEntries(machines.map((m) => [m.id, m]));
-  const short = (id) => (byMachine[id] ? byMachine[id].label || byMachine[id].hostname || shortId(id) : shortId(id));
-  const machineIds = [...new Set(done.map((e) => e.machine_id))].sort();
-  const baseMachine = machineIds.includes(ctx.params.get('base')) ? ctx.params.get('base') : machineIds[0];
+  // where each run's numbers come from: a machine measured or a machine simulated
+  const sources = new Map();
+  const sourceOf = new Map();
+  for (const e of done) {
+    const from = runSource(e, byMachine);
+    if (!sources.has(from.key)) sources.set(from.key, from);
+    sourceOf.set(e.id, from.key);
+  }
+  // measured first, then simulations of the running machines' devices, then of other machines (sim_of)
+  const rank = (x) => (!x.simulated ? 0 : x.simOf ? 2 : 1);
+  const sourceKeys = [...sources.keys()].sort((a, b) => {
+    const x = sources.get(a);
+    const y = sources.get(b);
+    return rank(x) - rank(y) || x.machineId.localeCompare(y.machineId);
+  });
+  const src = (k) => sources.get(k);
+  const chip = (k) => h('span', { class: 'source' }, machineChip(src(k).colorId, src(k).short),
+    src(k).simulated ? h('span', { class: 'badge sim', title: src(k).label }, 'sim') : null);
+  const baseParam = ctx.params.get('base');
+  const baseSource = sources.has(baseParam) ? baseParam : sourceKeys[0];
   const name = configNamer(done.map((e) => e.spec));
 
-  // configuration -> machine -> runs (newest first as selected)
+  // configuration -> source -> runs (newest first as selected)
   const configs = new Map();
   for (const e of done) {
     const k = configKey(e.spec);
-    if (!configs.has(k)) configs.set(k, { label: name(e.spec), spec: e.spec, byMachine: new Map() });
+    if (!configs.has(k)) configs.set(k, { label: name(e.spec), spec: e.spec, bySource: new Map() });
     const c = configs.get(k);
-    if (!c.byMachine.has(e.machine_id)) c.byMachine.set(e.machine_id, []);
-    c.byMachine.get(e.machine_id).push(e);
+    const sk = sourceOf.get(e.id);
+    if (!c.bySource.has(sk)) c.bySource.set(sk, []);
+    c.bySource.get(sk).push(e);
   }
   // configurations in spec order: variant, then size, streams, chunks, …
   const cmp = (a, b) => {
@@ -105,40 +127,61 @@ export async function render(root, ctx) {
     return 0;
   };
   const cfgs = [...configs.values()].sort(cmp);
-  const pick = (c, m) => (c.byMachine.get(m) || [])[0] || null;
+  const pick = (c, k) => (c.bySource.get(k) || [])[0] || null;
 
   // ---- grouped bars ----
   const barsCanvas = h('canvas', { id: 'compare-bars-canvas' });
   const opsCanvas = h('canvas', { id: 'compare-ops-canvas' });
   root.append(h('section', { class: 'card chart-card' },
-    h('div', { class: 'card-head' }, h('h2', {}, 'Total time per configuration'), h('span', { class: 'muted' }, 'median of reps; whiskers in the tooltip: min … max; one colour per machine')),
+    h('div', { class: 'card-head' }, h('h2', {}, 'Total time per configuration'), h('span', { class: 'muted' }, 'median of reps; whiskers in the tooltip: min … max; one colour per machine; a simulation: a lighter fill with a dashed edge')),
     h('div', { class: 'chart-box tall' }, barsCanvas)));
   const C = window.Chart;
   const bars = new C(barsCanvas, {
     type: 'bar',
     data: {
       labels: cfgs.map((c) => c.label),
-      datasets: machineIds.map((m) => ({
-        label: byMachine[m] ? machineName(byMachine[m]) : shortId(m),
-        data: cfgs.map((c) => {
-          const e = pick(c, m);
-          return e ? totalMs(e) : null;
-        }),
-        runs: cfgs.map((c) => pick(c, m)),
-        backgroundColor: machineColor(m),
-        borderRadius: 3,
-      })),
+      datasets: sourceKeys.map((k) => {
+        const s = src(k);
+        const color = machineColor(s.colorId);
+        return {
+          label: s.label,
+          source: k,
+          simulated: s.simulated,
+          simOf: s.simOf,
+          machine: s.machineId,
+          data: cfgs.map((c) => {
+            const e = pick(c, k);
+            return e ? totalMs(e) : null;
+          }),
+          runs: cfgs.map((c) => pick(c, k)),
+          backgroundColor: s.simulated ? lighter(color) : color,
+          borderColor: color,
+          borderWidth: 0,
+          borderDash: s.simulated ? [5, 3] : [],
+          borderRadius: 3,
+        };
+      }),
     },
+    plugins: [dashedBars],
     options: {
       scales: { y: { title: { display: true, text: 'total, ms' }, ticks: { callback: (v) => fmtMs(v) }, beginAtZero: true } },
       plugins: {
-        legend: { position: 'top' },
+        legend: {
+          position: 'top',
+          labels: {
+            // a simulation's legend box: the lighter fill with the dashed edge, as its bars
+            generateLabels: (chart) => C.defaults.plugins.legend.labels.generateLabels(chart).map((item) => {
+              const d = chart.data.datasets[item.datasetIndex];
+              return d.simulated ? { ...item, lineWidth: 2, strokeStyle: d.borderColor, lineDash: d.borderDash } : item;
+            }),
+          },
+        },
         tooltip: {
           callbacks: {
             label: (it) => {
               const e = it.dataset.runs[it.dataIndex];
               const t = e?.result?.total_ms || {};
-              return `${it.dataset.label}: ${fmtMs(it.raw)} (${fmtMs(t.min)} … ${fmtMs(t.max)})`;
+              return `${it.dataset.label}: ${fmtMs(it.raw)} (${fmtMs(t.min)} … ${fmtMs(t.max)})${it.dataset.simulated ? ', simulated' : ''}`;
             },
           },
         },
@@ -152,40 +195,40 @@ export async function render(root, ctx) {
   ctx.onCleanup(() => bars.destroy());
 
   // ---- ratios ----
-  const multi = machineIds.length > 1;
+  const multi = sourceKeys.length > 1;
   const baseCfg = cfgs[0];
   const ratioHead = multi
-    ? machineIds.filter((m) => m !== baseMachine).map((m) => h('th', {}, machineChip(m, short(m)), ` ÷ ${short(baseMachine)}`))
+    ? sourceKeys.filter((k) => k !== baseSource).map((k) => h('th', {}, chip(k), ` ÷ ${src(baseSource).short}`))
     : [h('th', {}, `÷ ${baseCfg.label}`)];
   root.append(h('section', { class: 'card' },
-    h('div', { class: 'card-head' }, h('h2', {}, multi ? 'Ratios against the baseline machine' : 'Ratios against the first configuration'),
-      multi ? h('span', { class: 'segmented' }, h('span', { class: 'muted' }, 'baseline: '), machineIds.map((m) =>
-        h('a', { class: m === baseMachine ? 'on' : '', href: hashFor('compare', null, { ids: ids.join(','), base: m }) }, short(m)))) : null),
+    h('div', { class: 'card-head' }, h('h2', {}, multi ? 'Ratios against the baseline' : 'Ratios against the first configuration'),
+      multi ? h('span', { class: 'segmented', id: 'baseline-pick' }, h('span', { class: 'muted' }, 'baseline: '), sourceKeys.map((k) =>
+        h('a', { class: k === baseSource ? 'on' : '', href: hashFor('compare', null, { ids: ids.join(','), base: k }) }, src(k).short))) : null),
     h('div', { class: 'scroll-x' }, h('table', { class: 'grid', id: 'ratio-table' },
       h('thead', {}, h('tr', {}, h('th', {}, 'configuration'),
-        machineIds.map((m) => h('th', {}, machineChip(m, short(m)))),
+        sourceKeys.map((k) => h('th', { dataset: { source: k } }, chip(k))),
         ratioHead, h('th', {}, 'efficiency'), h('th', {}, 'overlap'))),
       h('tbody', {}, cfgs.map((c) => {
-        const base = multi ? pick(c, baseMachine) : pick(baseCfg, machineIds[0]);
+        const base = multi ? pick(c, baseSource) : pick(baseCfg, sourceKeys[0]);
         const b = base ? totalMs(base) : NaN;
         return h('tr', {},
           h('td', {}, c.label),
-          machineIds.map((m) => {
-            const e = pick(c, m);
+          sourceKeys.map((k) => {
+            const e = pick(c, k);
             return h('td', { class: 'num' }, e ? h('a', { href: hashFor('run', e.id) }, fmtMs(totalMs(e))) : '—',
-              e && c.byMachine.get(m).length > 1 ? h('small', { class: 'muted' }, ` (${c.byMachine.get(m).length} runs, newest)`) : '');
+              e && c.bySource.get(k).length > 1 ? h('small', { class: 'muted' }, ` (${c.bySource.get(k).length} runs, newest)`) : '');
           }),
-          multi ? machineIds.filter((m) => m !== baseMachine).map((m) => {
-            const e = pick(c, m);
+          multi ? sourceKeys.filter((k) => k !== baseSource).map((k) => {
+            const e = pick(c, k);
             return ratioCell(e ? totalMs(e) / b : NaN);
-          }) : ratioCell(totalMs(pick(c, machineIds[0])) / b),
-          h('td', { class: 'num' }, machineIds.map((m) => fmtPct(pick(c, m)?.result?.efficiency)).join(' / ')),
-          h('td', { class: 'num' }, machineIds.map((m) => fmtPct(pick(c, m)?.result?.overlap)).join(' / ')));
+          }) : ratioCell(totalMs(pick(c, sourceKeys[0])) / b),
+          h('td', { class: 'num' }, sourceKeys.map((k) => fmtPct(pick(c, k)?.result?.efficiency)).join(' / ')),
+          h('td', { class: 'num' }, sourceKeys.map((k) => fmtPct(pick(c, k)?.result?.overlap)).join(' / ')));
       })))),
-    h('p', { class: 'hint' }, 'A ratio below 1 (green) is faster than the baseline; above 1 (red) slower.')));
+    h('p', { class: 'hint' }, 'A ratio below 1 (green) is faster than the baseline; above 1 (red) slower. “sim” marks a simulated source: the simulator with that machine’s calibration, not a measurement.')));
 
   // ---- where the time went ----
-  const labels = done.map((e) => `${name(e.spec)} · ${short(e.machine_id)}`);
+  const labels = done.map((e) => `${name(e.spec)} · ${src(sourceOf.get(e.id)).short}`);
   root.append(h('section', { class: 'card chart-card' },
     h('div', { class: 'card-head' }, h('h2', {}, 'Where the time went'), h('span', { class: 'muted' }, 'summed op time by kind (stacked) against the wall time: what the stacked bar overshoots, overlap hid')),
     h('div', { class: 'chart-box', style: { height: `${Math.max(160, 34 * done.length + 60)}px` } }, opsCanvas)));
@@ -209,8 +252,31 @@ export async function render(root, ctx) {
   });
   ctx.onCleanup(() => ops.destroy());
 
-  root.append(machinesCard(machines, machineIds));
+  // the machines behind the sources: the ones measured, the ones simulated, and where the simulations ran
+  const shown = [...new Set([...sourceKeys.map((k) => src(k).machineId), ...done.map((e) => e.machine_id)])];
+  root.append(machinesCard(machines, shown));
 }
+
+// Chart.js draws no dashed edge on bars: a simulated dataset's bars get one here.
+const dashedBars = {
+  id: 'dashedBars',
+  afterDatasetsDraw(chart) {
+    const g = chart.ctx;
+    chart.data.datasets.forEach((d, i) => {
+      if (!d.simulated || !chart.isDatasetVisible(i)) return;
+      for (const bar of chart.getDatasetMeta(i).data) {
+        const { x, y, base, width } = bar.getProps(['x', 'y', 'base', 'width'], true);
+        if (!Number.isFinite(y)) continue;
+        g.save();
+        g.strokeStyle = d.borderColor;
+        g.lineWidth = 2;
+        g.setLineDash(d.borderDash);
+        g.strokeRect(x - width / 2 + 1, Math.min(y, base) + 1, width - 2, Math.abs(base - y) - 1);
+        g.restore();
+      }
+    });
+  },
+};
 
 function machinesCard(machines, ids) {
   const list = ids.length ? machines.filter((m) => ids.includes(m.id)) : machines;

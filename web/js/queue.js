@@ -4,16 +4,17 @@
 
 import { api } from './api.js';
 import {
-  h, hashFor, fmtMs, fmtSize, fmtTime, shortId, statusBadge, totalMs, errorBox, FINISHED,
+  h, hashFor, fmtMs, fmtSize, fmtTime, shortId, statusBadge, totalMs, errorBox, FINISHED, loadMachines, simBadge,
 } from './ui.js';
 
 const POLL_MS = 1000;
 
-function specLine(e) {
+function specLine(e, byMachine) {
   const s = e.spec || {};
   return h('span', { class: 'spec-line' },
     `${s.variant || '?'} · ${fmtSize(s.size)} · ${s.streams ?? '?'} stream${s.streams === 1 ? '' : 's'}`,
     s.chunks && s.chunks !== s.streams ? ` × ${s.chunks} chunks` : '',
+    simBadge(e, byMachine),
     s.label ? h('span', { class: 'label-tag' }, s.label) : '');
 }
 
@@ -59,6 +60,9 @@ function sweepPanel(sweep, id) {
 }
 
 export async function render(root, ctx) {
+  const machines = await loadMachines().catch(() => []);
+  if (!ctx.alive()) return;
+  const byMachine = Object.fromEntries(machines.map((m) => [m.id, m]));
   const sweepId = ctx.params.get('sweep');
   const head = h('section', { class: 'page-head' },
     h('h1', {}, 'Queue'),
@@ -91,7 +95,7 @@ export async function render(root, ctx) {
         h('th', {}, kind === 'recent' ? 'status' : 'queued at'), h('th', {}, kind === 'running' ? 'progress' : kind === 'recent' ? 'total (median)' : ''))),
       h('tbody', {}, shown.map((e) => h('tr', { dataset: { id: e.id, status: e.status } },
         h('td', {}, h('a', { href: hashFor('run', e.id), class: 'mono' }, shortId(e.id))),
-        h('td', {}, specLine(e)),
+        h('td', {}, specLine(e, byMachine)),
         h('td', {}, sweepOf(e) ? h('a', { href: hashFor('queue', null, { sweep: sweepOf(e) }), class: 'mono' }, shortId(sweepOf(e))) : ''),
         h('td', {}, kind === 'recent' ? statusBadge(e.status) : fmtTime(e.created_at)),
         h('td', {}, kind === 'running' ? progressBar(e)

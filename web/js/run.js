@@ -3,20 +3,23 @@
 // model's predicted timeline under it where a 1-stream trace of this size exists, and
 // the numbers a GPU engineer asks first: total (median and spread), floor and efficiency,
 // overlap, bandwidths against the machine's calibration, verification; then the full spec
-// and the machine. A queued or running experiment is polled until it finishes.
+// and the machine. A queued or running experiment is polled until it finishes. A simulated
+// run says so beside its machine, and one that simulated another machine (spec.sim_of)
+// shows that machine, whose calibration it used, beside the one it ran on.
 
 import { api } from './api.js';
 import { createGantt } from './gantt.js';
 import {
   h, hashFor, fmtMs, fmtPct, fmtGbps, fmtSizeLong, fmtTime, fmtNum, shortId, statusBadge,
   machineChip, machineName, loadMachines, OP_COLORS, totalMs, errorBox, flatten, hasPrediction, FINISHED,
+  simBadge, simOf, simName, isSimulated,
 } from './ui.js';
 
 // the variants POST /api/predict models (server/API.md)
 const PREDICTABLE = new Set(['async_v1', 'async_v2', 'round_robin', 'engine_streams']);
 const SPEC_ORDER = ['variant', 'size', 'streams', 'chunks', 'kernel', 'kernel_iters', 'block_size', 'launch',
   'host_memory', 'default_stream', 'stream_flags', 'flush', 'driver_mode', 'timing', 'reps', 'warmup',
-  'devices', 'backend', 'predict', 'label', 'sync', 'host_share'];
+  'devices', 'backend', 'sim_of', 'predict', 'label', 'sync', 'host_share'];
 
 // The first number under `key` anywhere in obj (machines carry calibration per device).
 function deepFind(obj, key, depth = 0) {
@@ -124,7 +127,8 @@ async function predictionSource(e) {
   const s = e.spec;
   const list = await api.experiments({ status: 'done', machine: e.machine_id, size: s.size, streams: 1, limit: 100 });
   const same = list.items.filter((x) => x.id !== e.id && x.spec && x.spec.streams === 1 && x.spec.size === s.size
-    && x.spec.kernel === s.kernel && x.spec.host_memory === s.host_memory && x.spec.variant !== 'sequential');
+    && x.spec.kernel === s.kernel && x.spec.host_memory === s.host_memory && x.spec.variant !== 'sequential'
+    && (x.spec.sim_of || '') === (s.sim_of || '')); // a simulation of another machine predicts from its own basis
   // best: the model's own basis (async_v1, 1 stream, the same chunks), then any async_v1, then the rest
   const rank = (x) => (x.spec.variant === 'async_v1' ? 0 : 2) + (x.spec.chunks === s.chunks ? 0 : 1);
   same.sort((a, b) => rank(a) - rank(b));
@@ -137,22 +141,23 @@ export async function render(root, ctx) {
     ctx.go('#/runs');
     return;
   }
-  const e = await api.experiment(id);
+  const [e, machines] = await Promise.all([api.experiment(id), loadMachines().catch(() => [])]);
   if (!ctx.alive()) return;
   if (FINISHED.has(e.status)) await renderFinished(root, ctx, e);
-  else renderWaiting(root, ctx, e);
+  else renderWaiting(root, ctx, e, machines);
 }
 
 // Not finished yet: show what we know now, poll every second, and draw the whole page
 // once it has finished.
-function renderWaiting(root, ctx, first) {
+function renderWaiting(root, ctx, first, machines) {
   let timer = null;
   ctx.onCleanup(() => clearTimeout(timer));
-  const show = (e) => root.replaceChildren(header(e), h('section', { class: 'card waiting', id: 'waiting' },
+  const machine = machines.find((m) => m.id === first.machine_id) || null;
+  const show = (e) => root.replaceChildren(header(e, machine, machines), h('section', { class: 'card waiting', id: 'waiting' },
     h('h2', {}, e.status === 'running' ? 'Running…' : 'Queued…'),
     h('div', { class: 'bar indeterminate' }, h('i', { style: { width: '35%' } })),
     h('p', { class: 'muted' }, 'This page fills in when the experiment finishes. ', h('a', { href: '#/queue' }, 'See the queue'), '.')),
-  specAndMachine(e, null));
+  specAndMachine(e, machine, machines));
   const poll = async () => {
     try {
       const e = await api.experiment(first.id);
@@ -177,19 +182,21 @@ async function renderFinished(root, ctx, e) {
   const machines = await loadMachines().catch(() => []);
   const machine = machines.find((m) => m.id === e.machine_id) || null;
   if (!ctx.alive()) return;
-  root.append(header(e, machine));
+  root.append(header(e, machine, machines));
 
   if (e.status !== 'done') {
     root.append(h('section', { class: 'card' },
       h('h2', {}, e.status === 'failed' ? 'This experiment failed' : 'This experiment was cancelled'),
       e.error ? errorBox({ code: e.status, message: typeof e.error === 'string' ? e.error : e.error.message || JSON.stringify(e.error) }) : null),
-    specAndMachine(e, machine));
+    specAndMachine(e, machine, machines));
     return;
   }
 
-  root.append(summaryCards(e, machine));
+  // a simulation of another machine is priced with that machine's calibration
+  const calMachine = (simOf(e) && machines.find((m) => m.id === simOf(e))) || machine;
+  root.append(summaryCards(e, calMachine));
   const gantts = h('section', { class: 'card gantt-card' });
-  root.append(gantts, specAndMachine(e, machine));
+  root.append(gantts, specAndMachine(e, machine, machines));
 
   const rep = ctx.params.get('rep');
   const tl = await api.timeline(id, rep === null ? undefined : rep);
@@ -259,9 +266,11 @@ async function renderFinished(root, ctx, e) {
   }
 }
 
-function header(e, machine) {
+function header(e, machine, machines = []) {
   const s = e.spec || {};
   const id = e.id;
+  const byId = Object.fromEntries(machines.map((m) => [m.id, m]));
+  if (machine) byId[machine.id] = machine;
   return h('section', { class: 'page-head run-head' },
     h('h1', {},
       `${s.variant} · ${fmtSizeLong(s.size)} · ${s.streams} stream${s.streams === 1 ? '' : 's'}`,
@@ -270,6 +279,7 @@ function header(e, machine) {
       statusBadge(e.status),
       h('span', { class: 'mono' }, id),
       machineChip(e.machine_id, machine ? machineName(machine) : null),
+      simBadge(e, byId),
       h('span', { class: 'muted' }, `created ${fmtTime(e.created_at)}`),
       e.finished_at ? h('span', { class: 'muted' }, `finished ${fmtTime(e.finished_at)}`) : null,
       s.label ? h('span', { class: 'label-tag' }, s.label) : null,
@@ -293,17 +303,29 @@ function respecParams(s) {
   return p;
 }
 
-function specAndMachine(e, machine) {
+function specAndMachine(e, machine, machines = []) {
   const s = e.spec || {};
   const keys = [...SPEC_ORDER.filter((k) => k in s), ...Object.keys(s).filter((k) => !SPEC_ORDER.includes(k))];
   const specRows = keys.map((k) => [k, k === 'size' ? fmtSizeLong(s[k]) : Array.isArray(s[k]) ? `[${s[k].join(', ')}]` : String(s[k])]);
   const times = [['created', fmtTime(e.created_at)], ['started', fmtTime(e.started_at)], ['finished', fmtTime(e.finished_at)]];
   // the machine, with only the GPUs this run used
   const used = new Set((s.devices || [0]).map((d) => `[${d}]`));
-  const mrows = machine ? flatten(machine).filter(([k, v]) => v !== null && v !== '' && v !== undefined
+  const rowsOf = (m, id) => (m ? flatten(m).filter(([k, v]) => v !== null && v !== '' && v !== undefined
     && !(/^(gpus|devices)\[\d+\]/.test(k) && !used.has(/\[\d+\]/.exec(k)[0])))
-    .map(([k, v]) => [k, typeof v === 'number' ? fmtNum(v, 6) : String(v)]) : [['machine', e.machine_id || '—']];
+    .map(([k, v]) => [k, typeof v === 'number' ? fmtNum(v, 6) : String(v)]) : [['machine', id || '—']]);
+  const target = simOf(e);
+  const simulated = machines.find((m) => m.id === target) || null;
+  const device = e.result && e.result.extra && e.result.extra.device;
+  const machineCard = target
+    ? h('div', { class: 'card', id: 'machine-card' },
+      h('h2', {}, 'Simulated machine ', machineChip(target, simName(simulated, target)), h('span', { class: 'badge sim' }, 'not measured')),
+      h('p', { class: 'muted' }, 'Run on the simulator of ', machineChip(e.machine_id, machine ? machineName(machine) : null),
+        ` with the calibration of ${simName(simulated, target)}${device ? `, as ${device}` : ''}: simulated, not measured.`),
+      kv(rowsOf(simulated, target), 'machine-table'))
+    : h('div', { class: 'card', id: 'machine-card' },
+      h('h2', {}, 'Machine', isSimulated(e, machine) ? h('span', { class: 'badge sim' }, `simulated${device ? `: ${device}` : ''}`) : null),
+      kv(rowsOf(machine, e.machine_id), 'machine-table'));
   return h('section', { class: 'two-col' },
     h('div', { class: 'card' }, h('h2', {}, 'Spec (after defaults)'), kv(specRows, 'spec-table'), kv(times)),
-    h('div', { class: 'card' }, h('h2', {}, 'Machine'), kv(mrows, 'machine-table')));
+    machineCard);
 }

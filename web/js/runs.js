@@ -1,12 +1,13 @@
 // runs.js — the Runs view: every experiment, newest first, a page at a time (the API's
 // `next` cursor), filtered by machine, variant, size, streams, status and label, sorted
 // within the page; tick several to compare them. Filters, sort, page and selection are
-// all in the hash.
+// all in the hash. A simulated run carries a "sim" badge beside its machine ("sim of X"
+// where it simulated another machine).
 
 import { api } from './api.js';
 import {
   h, hashFor, fmtMs, fmtPct, fmtSize, fmtTime, shortId, statusBadge, machineChip, machineName,
-  totalMs, loadMachines, parseCount, VARIANTS,
+  totalMs, loadMachines, parseCount, VARIANTS, simBadge,
 } from './ui.js';
 import { PRESETS } from './submit.js';
 
@@ -16,7 +17,7 @@ const FILTERS = ['machine', 'variant', 'size', 'streams', 'status', 'label'];
 
 const COLUMNS = [
   { key: 'created', title: 'when', get: (e) => e.created_at || '' },
-  { key: 'machine', title: 'machine', get: (e) => e.machine_id || '' },
+  { key: 'machine', title: 'machine', get: (e) => `${e.machine_id || ''} ${e.spec?.sim_of || ''}` },
   { key: 'variant', title: 'variant', get: (e) => e.spec?.variant || '' },
   { key: 'size', title: 'size', get: (e) => e.spec?.size ?? 0, num: true },
   { key: 'streams', title: 'streams', get: (e) => e.spec?.streams ?? 0, num: true },
@@ -144,7 +145,7 @@ export async function render(root, ctx) {
       h('td', {}, box),
       h('td', {}, h('a', { class: 'mono', href: hashFor('run', e.id) }, shortId(e.id))),
       h('td', { class: 'muted nowrap' }, fmtTime(e.created_at)),
-      h('td', {}, machineChip(e.machine_id, byId[e.machine_id] ? machineName(byId[e.machine_id]) : null)),
+      h('td', { class: 'machine-cell' }, machineChip(e.machine_id, byId[e.machine_id] ? machineName(byId[e.machine_id]) : null), simBadge(e, byId)),
       h('td', { class: 'nowrap mono' }, s.variant),
       h('td', { class: 'num' }, fmtSize(s.size)),
       h('td', { class: 'num' }, s.streams),

@@ -4,15 +4,21 @@
 // differs from the defaults, so the stored spec is the server's defaults plus the user's
 // choices. The API's validation error {"error": {code, message, field}} is shown beside
 // the field it names. The form's state lives in the hash: a prefilled form is a link.
+// The Machine choice runs the experiment here, or on the simulator with the calibration
+// of another machine the store knows (spec.sim_of; GET /api/machines marks which are
+// simulatable): such a run is simulated, never measured.
 
 import { api } from './api.js';
 import {
-  h, hashFor, fmtSizeLong, parseCount, VARIANTS, variantColor,
+  h, hashFor, fmtSizeLong, parseCount, VARIANTS, variantColor, loadMachineInfo, machineColor, machineName,
+  shortId, simName,
 } from './ui.js';
 
 // API.md "Experiment spec" and server/API.md's additions. def: the server's default
 // (gpu/backend.c spec_defaults); the browser tests check that they agree.
 const FIELDS = [
+  { group: 'Machine', name: 'sim_of', type: 'machine', def: '', axis: false,
+    help: 'this machine: its own GPU (a GPU-less server simulates its default device) · simulate: the simulator with that machine’s calibration; the result is simulated, not measured' },
   { group: 'Pipeline', name: 'variant', type: 'enum', values: VARIANTS, def: 'async_v1', axis: true,
     help: 'how the work is issued: sequential, depth-first (async_v1), breadth-first (async_v2), …; zero_copy: no copies, the kernel reads and writes pinned host memory' },
   { group: 'Pipeline', name: 'size', type: 'size', def: 33554432, axis: true,
@@ -53,7 +59,7 @@ const FIELDS = [
   { group: 'host_overlap only', name: 'host_share', type: 'number', def: 0.5, min: 0, max: 0.95, axis: true,
     help: 'the fraction of the elements the host computes' },
 ];
-const CHOICE = new Set(['enum', 'bool']);
+const CHOICE = new Set(['enum', 'bool', 'machine']);
 // devices defaults to [0], and to [0, 1] for multi_gpu: the field follows the variant
 // until the user types in it.
 const devicesDefault = (variant) => (variant === 'multi_gpu' ? '0,1' : '0');
@@ -71,7 +77,7 @@ export const PRESETS = [
 // ---- parsing one text value ----
 function parseValue(field, s) {
   if (field.type === 'text') return s;
-  if (field.type === 'enum') return s.trim();
+  if (field.type === 'enum' || field.type === 'machine') return s.trim();
   if (field.type === 'bool') return s.trim() === 'true';
   if (field.type === 'reps' && s.trim() === 'auto') return 'auto';
   return parseCount(s);
@@ -112,6 +118,11 @@ function buildRequest(values, mode) {
     if (mode === 'sweep' && vs.length > 1) axes[f.name] = vs;
     else if (f.name === 'variant' || f.type === 'intlist' || !sameValue(vs[0], f.def)) base[f.name] = vs[0];
   }
+  // another machine's calibration runs on the simulator only
+  if (base.sim_of) {
+    base.backend = 'sim';
+    delete axes.backend;
+  }
   if (mode === 'single') return { path: '/api/experiments', body: base, points: 1 };
   const points = Object.values(axes).reduce((n, vs) => n * vs.length, 1);
   return { path: '/api/sweeps', body: { base, axes }, points, axes };
@@ -144,8 +155,37 @@ function toParams(values, mode) {
   return p;
 }
 
-function fieldControl(f, mode, initial, ctxVariant) {
+// The Machine choice: this machine, then every simulatable machine other than this one
+// (profiles first: their name and the date they were measured).
+function machineOptions(info, initial) {
+  const list = info.list || [];
+  const here = list.find((m) => m.id === info.thisId);
+  const opts = [{ value: '', colorId: info.thisId, text: 'this machine', sub: here ? machineName(here) : '' }];
+  const others = list.filter((m) => m.simulatable && m.id !== info.thisId);
+  others.sort((a, b) => (a.profile ? 0 : 1) - (b.profile ? 0 : 1) || simName(a).localeCompare(simName(b)));
+  for (const m of others) {
+    const gpu = ((m.gpus || m.devices || [])[0] || {}).name || (m.profile && m.profile.gpu_name) || '';
+    const p = m.profile;
+    const sub = p ? `${p.gpu_name || gpu.replace(/^Simulated /, '')} · profile measured ${String(p.measured_at || '').slice(0, 10) || '?'}`
+      : `${gpu.replace(/^Simulated /, '')}${m.hostname && m.hostname !== simName(m) ? ` · ${m.hostname}` : ''}`;
+    opts.push({ value: m.id, colorId: m.id, text: `simulate ${simName(m)}`, sub, profile: p ? p.name : '' });
+  }
+  // a link may name a machine this store does not offer: keep it, the server says why not
+  const asked = initial[0];
+  if (asked && !opts.some((o) => o.value === asked)) opts.push({ value: asked, colorId: asked, text: `simulate ${shortId(asked)}`, sub: 'not a simulatable machine here' });
+  return opts;
+}
+
+function fieldControl(f, mode, initial, ctxVariant, info) {
   const multi = mode === 'sweep' && f.axis;
+  if (f.type === 'machine') {
+    const picked = initial[0] || '';
+    return h('div', { class: 'chips machine-pick', role: 'radiogroup', id: 'machine-pick' },
+      machineOptions(info, initial).map((o) => h('label', { class: `chip${o.value ? ' sim' : ''}`, dataset: { machine: o.value, profile: o.profile || '' } },
+        h('input', { type: 'radio', name: f.name, value: o.value, checked: o.value === picked }),
+        h('i', { class: 'swatch', style: { background: machineColor(o.colorId) } }),
+        h('span', {}, o.text, o.sub ? h('small', {}, o.sub) : null))));
+  }
   if (CHOICE.has(f.type)) {
     const picked = new Set(initial.length ? initial : [String(f.def)]);
     return h('div', { class: `chips${multi ? ' multi' : ''}`, role: multi ? 'group' : 'radiogroup' },
@@ -168,6 +208,7 @@ function fieldControl(f, mode, initial, ctxVariant) {
 }
 
 function defaultText(f) {
+  if (f.type === 'machine') return 'default: this machine';
   if (f.def === null) return 'default = streams';
   if (f.type === 'text') return 'optional';
   if (f.type === 'intlist') return 'default [0]; multi_gpu [0,1]';
@@ -198,6 +239,9 @@ export async function render(root, ctx) {
   const submitBtn = h('button', { type: 'submit', class: 'primary', id: 'submit-button' },
     mode === 'sweep' ? 'Queue sweep' : 'Queue experiment');
 
+  const info = await loadMachineInfo().catch(() => ({ list: [], thisId: null }));
+  if (!info.thisId) info.thisId = await api.health().then((hl) => hl.machine_id || null).catch(() => null);
+  if (!ctx.alive()) return;
   const firstVariant = initial(BY_NAME.variant)[0] || BY_NAME.variant.def;
   const groups = {};
   for (const f of FIELDS) {
@@ -206,7 +250,7 @@ export async function render(root, ctx) {
       h('div', { class: 'field-head' },
         h('label', { class: 'field-name', for: CHOICE.has(f.type) ? null : `f-${f.name}` }, f.name),
         h('span', { class: 'field-default' }, defaultText(f) + rangeText(f))),
-      fieldControl(f, mode, init, firstVariant),
+      fieldControl(f, mode, init, firstVariant, info),
       f.help ? h('div', { class: 'field-help' }, f.help) : null,
       h('div', { class: 'field-error', role: 'alert' }));
     const input = row.querySelector('input[type=text]');
@@ -273,9 +317,23 @@ export async function render(root, ctx) {
     ctx.replace(toParams(values, mode));
     return req;
   }
+  // simulating another machine means backend sim: the other backends are off meanwhile
+  let backendForced = false;
+  function syncBackend() {
+    const target = form.querySelector('input[name="sim_of"]:checked')?.value || '';
+    const inputs = [...form.querySelectorAll('input[name="backend"]')];
+    for (const i of inputs) {
+      if (target) i.checked = i.value === 'sim';
+      else if (backendForced) i.checked = i.value === String(BY_NAME.backend.def);
+      i.disabled = !!target && i.value !== 'sim';
+    }
+    backendForced = !!target;
+  }
+  syncBackend();
   const devices = form.elements.devices;
   devices.addEventListener('input', () => { devices.dataset.touched = '1'; });
   form.addEventListener('change', (ev) => {
+    if (ev.target.name === 'sim_of') syncBackend();
     if (ev.target.name === 'variant' && !devices.dataset.touched) {
       const picked = readForm(form, mode).variant;
       devices.value = devicesDefault(picked.length === 1 ? picked[0] : '');

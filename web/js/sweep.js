@@ -4,17 +4,22 @@
 // the machine's floor (result.floor_ms) dotted; then the speed-up over sequential (or over
 // the series' first point where the sweep has no sequential run) and the efficiency.
 // Log axes where the values span more than a few times. Click a point to open that run.
-// While points are still queued or running the view polls and fills in.
+// While points are still queued or running the view polls and fills in. The head names the
+// machine the points ran on, marked "sim" (or "sim of X", spec.sim_of) where simulated.
 
 import { api } from './api.js';
 import {
   h, hashFor, fmtMs, fmtPct, fmtNum, fmtSize, shortId, statusBadge, variantColor, totalMs, errorBox, hasPrediction, FINISHED,
+  loadMachines, machineChip, machineName, simBadge, simName, runSource,
 } from './ui.js';
 
 const NUMERIC_AXES = ['streams', 'chunks', 'size', 'kernel_iters', 'block_size', 'reps', 'warmup'];
 
+// sim_of may be an axis (server/API.md): its values are machines, named as Runs names them
+let simNames = {};
 function fmtAxis(axis, v) {
   if (axis === 'size') return fmtSize(v);
+  if (axis === 'sim_of') return v ? `sim of ${simNames[v] || shortId(v)}` : 'this machine';
   return String(v);
 }
 
@@ -77,6 +82,10 @@ function spanRatio(values) {
 export async function render(root, ctx) {
   const id = ctx.id;
   const cache = new Map();
+  const machines = await loadMachines().catch(() => []);
+  if (!ctx.alive()) return;
+  const byMachine = Object.fromEntries(machines.map((m) => [m.id, m]));
+  simNames = Object.fromEntries(machines.map((m) => [m.id, simName(m)]));
   const head = h('section', { class: 'page-head' });
   const body = h('div');
   root.append(head, body);
@@ -126,12 +135,20 @@ export async function render(root, ctx) {
     const counts = {};
     for (const p of points) counts[p.status] = (counts[p.status] || 0) + 1;
     const variants = [...new Set(points.map((p) => p.spec?.variant).filter(Boolean))];
+    // one marker per source (machine measured or simulated) among the points
+    const bySource = new Map();
+    for (const p of points.filter((q) => q.spec)) {
+      const k = runSource(p, byMachine).key;
+      if (!bySource.has(k)) bySource.set(k, p);
+    }
 
     head.replaceChildren(
       h('h1', {}, `Sweep ${shortId(id)}`),
       h('p', { class: 'lede' }, `${points.length} points: `, axes.map((a, i) => [i ? ' × ' : '', h('b', {}, a)]),
         variants.length === 1 ? ` · ${variants[0]}` : '',
         points[0]?.spec ? ` · ${fmtSize(points[0].spec.size)} elements` : ''),
+      h('div', { class: 'meta-line', id: 'sweep-machines' }, [...bySource.values()].map((p) => h('span', { class: 'source' },
+        machineChip(p.machine_id, byMachine[p.machine_id] ? machineName(byMachine[p.machine_id]) : null), simBadge(p, byMachine)))),
       h('div', { class: 'meta-line' }, Object.entries(counts).map(([k, c]) => h('span', {}, statusBadge(k), ` ${c}`)),
         h('a', { href: hashFor('runs', null, { sweep: id }) }, 'as a table in Runs'),
         h('a', { href: api.exportUrl({ sweep: id }), download: `streamlab-sweep-${shortId(id)}.bundle.json` }, 'export bundle'),

@@ -1,6 +1,7 @@
 // ui.js — what every view shares: the colours (an op kind, a variant and a machine each
-// keep one colour on every page), number formatting with units, a small DOM builder that
-// never parses user text as HTML, and Chart.js defaults for the dark theme.
+// keep one colour on every page), how a simulated run is told from a measured one,
+// number formatting with units, a small DOM builder that never parses user text as
+// HTML, and Chart.js defaults for the dark theme.
 
 import { api, machineList } from './api.js';
 
@@ -51,21 +52,25 @@ export function machineColor(id) {
 }
 
 // The machines the store knows (GET /api/machines), fetched at most every 30 s; also
-// fixes each machine's colour.
+// fixes each machine's colour. loadMachineInfo adds which one is this server's ("this").
 let machinesPromise = null;
 let machinesAt = 0;
-export function loadMachines() {
+export function loadMachineInfo() {
   if (!machinesPromise || Date.now() - machinesAt > 30000) {
     machinesAt = Date.now();
-    machinesPromise = api.machines().then(machineList).then((list) => {
+    machinesPromise = api.machines().then((data) => {
+      const list = machineList(data);
       setMachines(list);
-      return list;
+      return { list, thisId: (data && !Array.isArray(data) && data.this) || null };
     }).catch((err) => {
       machinesPromise = null;
       throw err;
     });
   }
   return machinesPromise;
+}
+export function loadMachines() {
+  return loadMachineInfo().then((info) => info.list);
 }
 
 // An experiment in one of these states will not change any more.
@@ -197,11 +202,83 @@ export function errorBox(err) {
 function machineGpus(m) {
   return (m && (m.gpus || m.devices)) || [];
 }
+function machineGpuName(m) {
+  return (machineGpus(m)[0] && machineGpus(m)[0].name) || '';
+}
 export function machineName(m) {
   if (!m) return '';
-  const gpu = (machineGpus(m)[0] && machineGpus(m)[0].name) || '';
+  const gpu = machineGpuName(m);
   const host = m.label || m.hostname || shortId(m.id);
   return gpu ? `${host} · ${gpu}` : host;
+}
+
+// ---- simulated runs (spec.sim_of, result.backend "sim") ----
+// A run is simulated when its result says so, when it asked for the simulator (sim_of, or
+// backend sim), or, still without a result, when it runs on a GPU-less server (auto).
+export function isSimulated(e, machine) {
+  const s = (e && e.spec) || {};
+  if (s.sim_of) return true;
+  if (e && e.result && e.result.backend) return e.result.backend === 'sim';
+  if (s.backend === 'sim') return true;
+  return s.backend !== 'cuda' && !!machine && machine.backend === 'sim';
+}
+// The id of the machine a run simulated (sim_of), or null.
+export function simOf(e) {
+  return (e && e.spec && e.spec.sim_of) || null;
+}
+// A simulatable machine's short name: its profile's name, else its label or hostname.
+export function simName(m, id) {
+  if (!m) return shortId(id);
+  return (m.profile && m.profile.name) || m.label || m.hostname || shortId(m.id);
+}
+// Where a run's numbers come from, for grouping and legends: the machine measured, or
+// the machine simulated (sim_of; without it, the running machine's simulated device).
+// key: the machine id when measured, "sim:<id>" when simulated; colorId: the machine
+// whose colour the series wears (a simulation in a lighter shade of it).
+export function runSource(e, byId = {}) {
+  const run = byId[e.machine_id];
+  const target = simOf(e);
+  if (target) {
+    const m = byId[target];
+    return {
+      key: `sim:${target}`, machineId: target, colorId: target, simulated: true, simOf: target,
+      short: `sim of ${simName(m, target)}`,
+      label: `simulation of ${simName(m, target)}${m && machineGpuName(m) ? ` · ${machineGpuName(m).replace(/^Simulated /, '')}` : ''}`,
+    };
+  }
+  const host = run ? run.label || run.hostname || shortId(run.id) : shortId(e.machine_id);
+  if (isSimulated(e, run)) {
+    const device = (e.result && e.result.extra && e.result.extra.device) || (run && machineGpuName(run)) || '';
+    return {
+      key: `sim:${e.machine_id}`, machineId: e.machine_id, colorId: e.machine_id, simulated: true, simOf: null,
+      short: `${host} (sim)`,
+      label: `${host} · simulated${device ? ` ${device.replace(/^Simulated /, '')}` : ''}`,
+    };
+  }
+  return {
+    key: e.machine_id, machineId: e.machine_id, colorId: e.machine_id, simulated: false, simOf: null,
+    short: host, label: run ? machineName(run) : shortId(e.machine_id),
+  };
+}
+// The marker beside a run's machine: "sim" (this machine's simulated device) or
+// "sim of lent-h200" (another machine's calibration), in the simulated machine's colour.
+export function simBadge(e, byId = {}) {
+  if (!isSimulated(e, byId[e.machine_id])) return null;
+  const target = simOf(e);
+  const device = e.result && e.result.extra && e.result.extra.device;
+  const title = target
+    ? `simulated with the calibration of ${simName(byId[target], target)} (${target})${device ? `: ${device}` : ''}; not measured`
+    : `simulated${device ? `: ${device}` : ''}; not measured`;
+  return h('span', { class: 'badge sim', title, dataset: { simOf: target || '' } },
+    target ? h('i', { style: { background: machineColor(target) } }) : null,
+    target ? `sim of ${simName(byId[target], target)}` : 'sim');
+}
+// A machine's colour as a translucent fill: how a simulated series is drawn.
+export function lighter(color, alpha = 0.35) {
+  const m = /^#([0-9a-f]{6})$/i.exec(color);
+  if (!m) return color;
+  const n = parseInt(m[1], 16);
+  return `rgba(${n >> 16}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
 }
 
 // Nested JSON as rows of (path, value), for property tables:
