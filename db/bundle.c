@@ -67,15 +67,18 @@ static int bind_json_int(sqlite3_stmt *st, int i, json_t *v) {
 
 /* ---- export ---- */
 
-/* Every repetition's ops of one experiment: [{"rep": 0, "ops": [...]}, ... reps-1]. */
-static json_t *timelines_of(store_t *s, const char *id, int reps, sl_error_t *err) {
+const char *const bundle_ops_names[] = {"all", "median", "none"};
+
+/* The repetitions' ops of one experiment: [{"rep": 0, "ops": [...]}, ... reps-1], or with
+ * only_rep >= 0 that rep's alone: [{"rep": only_rep, "ops": [...]}]. */
+static json_t *timelines_of(store_t *s, const char *id, int reps, int only_rep, sl_error_t *err) {
     sqlite3_stmt *st = NULL;
     json_t *out = json_array();
     if (!out) {
         sl_error_set(err, SL_E_NOMEM, "", "out of memory exporting %s", id);
         return NULL;
     }
-    for (int k = 0; k < reps; k++) {
+    for (int k = only_rep < 0 ? 0 : only_rep; k < (only_rep < 0 ? reps : only_rep + 1); k++) {
         json_t *rep = json_pack("{s:i, s:[]}", "rep", k, "ops");
         if (!rep || json_array_append_new(out, rep)) {
             sl_error_set(err, SL_E_NOMEM, "", "out of memory exporting %s", id);
@@ -84,10 +87,10 @@ static json_t *timelines_of(store_t *s, const char *id, int reps, sl_error_t *er
     }
     if (prepare(s,
                 "SELECT rep, device, stream, chunk, op, start_us, end_us, bytes FROM op_events"
-                " WHERE experiment_id=? ORDER BY rep, rowid",
+                " WHERE experiment_id=?1 AND (?2 < 0 OR rep=?2) ORDER BY rep, rowid",
                 &st, err))
         goto error;
-    if (bind_text(st, 1, id) != SQLITE_OK) {
+    if (bind_text(st, 1, id) != SQLITE_OK || sqlite3_bind_int(st, 2, only_rep) != SQLITE_OK) {
         db_error(err, s, "exporting the timeline");
         goto error;
     }
@@ -99,6 +102,8 @@ static json_t *timelines_of(store_t *s, const char *id, int reps, sl_error_t *er
             sl_error_set(err, SL_E_DB, "", "experiment %s has op events of rep %d beyond its %d reps", id, k, reps);
             goto error;
         }
+        if (only_rep >= 0)
+            k = 0; /* the one entry */
         json_t *o = json_pack("{s:i, s:i, s:i, s:s, s:f, s:f, s:I}", "device", sqlite3_column_int(st, 1), "stream",
                               sqlite3_column_int(st, 2), "chunk", sqlite3_column_int(st, 3), "op", op ? op : "",
                               "start_us", sqlite3_column_double(st, 5), "end_us", sqlite3_column_double(st, 6), "bytes",
@@ -164,7 +169,7 @@ static int sweep_experiment_ids(store_t *s, const char *sweep_id, json_t *ids, s
 }
 
 /* Add one experiment (and, once each, its machine and sweep) to the bundle's parts. */
-static int export_one(store_t *s, const char *id, json_t *parts, json_t *seen, sl_error_t *err) {
+static int export_one(store_t *s, const char *id, bundle_ops_t ops, json_t *parts, json_t *seen, sl_error_t *err) {
     json_t *exps = json_object_get(parts, "experiments"), *machines = json_object_get(parts, "machines");
     json_t *sweeps = json_object_get(parts, "sweeps"), *timelines = json_object_get(parts, "timelines");
     char key[96];
@@ -199,8 +204,9 @@ static int export_one(store_t *s, const char *id, json_t *parts, json_t *seen, s
         else if (json_object_set_new(seen, key, json_true()) || json_array_append_new(sweeps, sw))
             rc = sl_error_set(err, SL_E_NOMEM, "", "out of memory exporting %s", id);
     }
-    if (rc == SL_OK && json_is_object(result)) {
-        json_t *tl = timelines_of(s, id, (int)json_integer_value(json_object_get(result, "reps")), err);
+    if (rc == SL_OK && json_is_object(result) && ops != BUNDLE_OPS_NONE) {
+        int only_rep = ops == BUNDLE_OPS_MEDIAN ? (int)json_integer_value(json_object_get(result, "median_rep")) : -1;
+        json_t *tl = timelines_of(s, id, (int)json_integer_value(json_object_get(result, "reps")), only_rep, err);
         if (!tl)
             rc = err ? (int)err->code : SL_E_DB;
         else if (json_object_set_new(timelines, id, tl))
@@ -211,6 +217,11 @@ static int export_one(store_t *s, const char *id, json_t *parts, json_t *seen, s
 }
 
 json_t *store_export_bundle(store_t *s, const char *const *ids, size_t n, const char *sweep_id, sl_error_t *err) {
+    return store_export_bundle_ops(s, ids, n, sweep_id, BUNDLE_OPS_ALL, err);
+}
+
+json_t *store_export_bundle_ops(store_t *s, const char *const *ids, size_t n, const char *sweep_id, bundle_ops_t ops,
+                                sl_error_t *err) {
     json_t *parts = json_pack("{s:[], s:[], s:[], s:{}}", "machines", "sweeps", "experiments", "timelines");
     json_t *seen = json_object(), *list = json_array(), *out = NULL;
     bool in_txn = false;
@@ -248,12 +259,17 @@ json_t *store_export_bundle(store_t *s, const char *const *ids, size_t n, const 
     size_t i;
     json_t *v;
     json_array_foreach(list, i, v) {
-        if ((rc = export_one(s, json_string_value(v), parts, seen, err)))
+        if ((rc = export_one(s, json_string_value(v), ops, parts, seen, err)))
             goto done;
     }
     out = json_pack("{s:s, s:i, s:O, s:O, s:O, s:O}", "format", BUNDLE_FORMAT, "version", BUNDLE_VERSION, "machines",
                     json_object_get(parts, "machines"), "sweeps", json_object_get(parts, "sweeps"), "experiments",
                     json_object_get(parts, "experiments"), "timelines", json_object_get(parts, "timelines"));
+    /* "ops" says what the timelines lack; a full bundle leaves it out, as bundles did before it */
+    if (out && ops != BUNDLE_OPS_ALL && json_object_set_new(out, "ops", json_string(bundle_ops_names[ops]))) {
+        json_decref(out);
+        out = NULL;
+    }
     if (!out)
         sl_error_set(err, SL_E_NOMEM, "", "out of memory exporting");
 done:
@@ -265,6 +281,56 @@ done:
     json_decref(parts);
     json_decref(seen);
     json_decref(list);
+    return out;
+}
+
+/* ---- describing a bundle ---- */
+
+/* "label (GPU name)", or whichever of them the machine has, else its host name. */
+static json_t *machine_name(json_t *m) {
+    const char *label = json_string_value(json_object_get(m, "label"));
+    const char *gpu = json_string_value(json_object_get(json_array_get(json_object_get(m, "gpus"), 0), "name"));
+    const char *host = json_string_value(json_object_get(m, "hostname"));
+    label = label && label[0] ? label : NULL;
+    gpu = gpu && gpu[0] ? gpu : NULL;
+    if (label && gpu)
+        return json_sprintf("%s (%s)", label, gpu);
+    return json_string(label ? label : gpu ? gpu : host ? host : "?");
+}
+
+json_t *bundle_describe(json_t *bundle, sl_error_t *err) {
+    json_t *machines = json_object_get(bundle, "machines"), *exps = json_object_get(bundle, "experiments");
+    json_t *ops = json_object_get(bundle, "ops");
+    if (!json_is_object(bundle) || !json_is_string(json_object_get(bundle, "format")) ||
+        strcmp(json_string_value(json_object_get(bundle, "format")), BUNDLE_FORMAT) != 0 || !json_is_array(machines) ||
+        !json_is_array(exps)) {
+        sl_error_set(err, SL_E_INVALID, "format", "not a streamlab bundle (\"format\": \"" BUNDLE_FORMAT "\")");
+        return NULL;
+    }
+    json_t *names = json_array();
+    const char *last = NULL;
+    size_t i;
+    json_t *x;
+    json_array_foreach(machines, i, x) {
+        if (names && json_array_append_new(names, machine_name(x))) {
+            json_decref(names);
+            names = NULL;
+        }
+    }
+    json_array_foreach(exps, i, x) { /* ISO 8601 UTC times compare as strings */
+        const char *t = json_string_value(json_object_get(x, "finished_at"));
+        if (!t)
+            t = json_string_value(json_object_get(x, "created_at"));
+        if (t && strlen(t) >= 10 && (!last || strcmp(t, last) > 0))
+            last = t;
+    }
+    json_t *out = names ? json_pack("{s:o, s:I, s:o, s:s}", "machines", names, "experiments",
+                                    (json_int_t)json_array_size(exps), "measured",
+                                    last ? json_stringn(last, 10) : json_null(), "ops",
+                                    json_is_string(ops) ? json_string_value(ops) : bundle_ops_names[BUNDLE_OPS_ALL])
+                        : NULL;
+    if (!out)
+        sl_error_set(err, SL_E_NOMEM, "", "out of memory describing a bundle");
     return out;
 }
 
@@ -435,7 +501,7 @@ static int check_result(json_t *r, const char *where, sl_error_t *err) {
         rc = int_get(r, where, "median_rep", REQUIRED, 0, json_integer_value(reps) - 1, &v, err);
     if (rc == SL_OK)
         rc = field_get(r, where, "total_ms", J_OBJECT, REQUIRED, &total, err);
-    snprintf(at, sizeof at, "%s.total_ms", where);
+    snprintf(at, sizeof at, "%.100s.total_ms", where);
     for (size_t i = 0; rc == SL_OK && i < sizeof stats / sizeof stats[0]; i++)
         rc = field_get(total, at, stats[i], J_NUMBER, REQUIRED, &v, err);
     if (rc == SL_OK)
@@ -447,7 +513,7 @@ static int check_result(json_t *r, const char *where, sl_error_t *err) {
     json_t *x;
     json_array_foreach(v, i, x) {
         if (rc == SL_OK && !json_is_number(x)) {
-            snprintf(at, sizeof at, "%s.reps_ms[%zu]", where, i);
+            snprintf(at, sizeof at, "%.90s.reps_ms[%zu]", where, i);
             rc = invalid(err, at, NULL, "must be a number");
         }
     }
@@ -535,8 +601,9 @@ static int check_op(json_t *op, const char *where, sl_error_t *err) {
     return rc;
 }
 
-/* timelines[id]: [{"rep": K, "ops": [...]}], each rep of a done experiment of the bundle once. */
-static int check_timeline(const char *id, json_t *reps_list, json_t *by_id, sl_error_t *err) {
+/* timelines[id]: [{"rep": K, "ops": [...]}], each rep of a done experiment of the bundle once
+ * (with "ops": "median", the median rep's alone). */
+static int check_timeline(const char *id, json_t *reps_list, json_t *by_id, bundle_ops_t mode, sl_error_t *err) {
     char where[128], at[160];
     snprintf(where, sizeof where, "timelines.%.64s", id);
     json_t *e = json_object_get(by_id, id);
@@ -567,6 +634,12 @@ static int check_timeline(const char *id, json_t *reps_list, json_t *by_id, sl_e
             rc = invalid(err, at, "rep", "repeats rep %lld", (long long)json_integer_value(rep));
             break;
         }
+        long long median = json_integer_value(json_object_get(result, "median_rep"));
+        if (mode == BUNDLE_OPS_MEDIAN && json_integer_value(rep) != median) {
+            rc = invalid(err, at, "rep", "is %lld: a bundle with \"ops\": \"median\" holds only the median rep (%lld)",
+                         (long long)json_integer_value(rep), median);
+            break;
+        }
         json_array_foreach(ops, j, op) {
             snprintf(at, sizeof at, "%.100s[%zu].ops[%zu]", where, i, j);
             if ((rc = check_op(op, at, err)))
@@ -579,8 +652,17 @@ static int check_timeline(const char *id, json_t *reps_list, json_t *by_id, sl_e
     return rc;
 }
 
+/* The bundle's "ops": which repetitions' ops its timelines hold (absent: all). */
+static int check_ops(json_t *b, bundle_ops_t *mode, sl_error_t *err) {
+    json_t *v = NULL;
+    int rc = string_in(b, "", "ops", OPTIONAL, bundle_ops_names, BUNDLE_OPS__COUNT, &v, err);
+    *mode = v ? (bundle_ops_t)sl_enum_parse(bundle_ops_names, BUNDLE_OPS__COUNT, json_string_value(v)) : BUNDLE_OPS_ALL;
+    return rc;
+}
+
 /* The whole document, before anything is written. by_id: experiment id -> experiment. */
-static int check_bundle(json_t *b, json_t *by_id, store_spec_check_fn check_spec, sl_error_t *err) {
+static int check_bundle(json_t *b, json_t *by_id, store_spec_check_fn check_spec, bundle_ops_t *mode,
+                        sl_error_t *err) {
     json_t *v = NULL, *machines = NULL, *sweeps = NULL, *exps = NULL, *timelines = NULL;
     char at[64];
     if (!json_is_object(b))
@@ -600,7 +682,11 @@ static int check_bundle(json_t *b, json_t *by_id, store_spec_check_fn check_spec
     if (rc == SL_OK)
         rc = field_get(b, "", "experiments", J_ARRAY, REQUIRED, &exps, err);
     if (rc == SL_OK)
+        rc = check_ops(b, mode, err);
+    if (rc == SL_OK)
         rc = field_get(b, "", "timelines", J_OBJECT, OPTIONAL, &timelines, err);
+    if (rc == SL_OK && *mode == BUNDLE_OPS_NONE && json_object_size(timelines) > 0)
+        rc = invalid(err, "", "timelines", "must be empty: the bundle's \"ops\" is \"none\"");
     json_t *ids = json_object();
     if (!ids)
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory checking the bundle");
@@ -641,9 +727,18 @@ static int check_bundle(json_t *b, json_t *by_id, store_spec_check_fn check_spec
     const char *key;
     json_object_foreach(timelines, key, x) {
         if (rc == SL_OK)
-            rc = check_timeline(key, x, by_id, err);
+            rc = check_timeline(key, x, by_id, *mode, err);
     }
     json_decref(ids);
+    return rc;
+}
+
+int bundle_check(json_t *bundle, store_spec_check_fn check_spec, sl_error_t *err) {
+    bundle_ops_t mode;
+    json_t *by_id = json_object();
+    int rc = by_id ? check_bundle(bundle, by_id, check_spec, &mode, err)
+                   : sl_error_set(err, SL_E_NOMEM, "", "out of memory checking the bundle");
+    json_decref(by_id);
     return rc;
 }
 
@@ -752,8 +847,10 @@ static json_t *canon_experiment(json_t *e, json_t *reps_list) {
     return c;
 }
 
-/* 1: the store holds this experiment, identical; 0: not there; -1: error (a 409 when it differs). */
-static int compare_existing(store_t *s, json_t *e, json_t *reps_list, sl_error_t *err) {
+/* 1: the store holds this experiment, identical; 0: not there; -1: error (a 409 when it differs).
+ * The store's ops are compared as far as the bundle holds them (mode): a compact bundle of an
+ * experiment stored in full is the same experiment. */
+static int compare_existing(store_t *s, json_t *e, json_t *reps_list, bundle_ops_t mode, sl_error_t *err) {
     const char *id = json_string_value(json_object_get(e, "id"));
     sl_error_t e2 = {0};
     json_t *have = store_experiment_json(s, id, &e2);
@@ -765,8 +862,9 @@ static int compare_existing(store_t *s, json_t *e, json_t *reps_list, sl_error_t
         return -1;
     }
     json_t *result = json_object_get(have, "result");
-    json_t *have_tl = json_is_object(result)
-                          ? timelines_of(s, id, (int)json_integer_value(json_object_get(result, "reps")), err)
+    int only_rep = mode == BUNDLE_OPS_MEDIAN ? (int)json_integer_value(json_object_get(result, "median_rep")) : -1;
+    json_t *have_tl = json_is_object(result) && mode != BUNDLE_OPS_NONE
+                          ? timelines_of(s, id, (int)json_integer_value(json_object_get(result, "reps")), only_rep, err)
                           : json_array();
     json_t *a = have_tl ? canon_experiment(have, have_tl) : NULL;
     json_t *b = a ? canon_experiment(e, reps_list) : NULL;
@@ -1029,9 +1127,10 @@ int store_import_bundle(store_t *s, json_t *bundle, const char *this_machine_id,
     bundle_counts_t c = {0};
     json_t *by_id = json_object();
     bool in_txn = false;
+    bundle_ops_t mode = BUNDLE_OPS_ALL;
     char now[32];
     store_now_iso(now);
-    int rc = by_id ? check_bundle(bundle, by_id, check_spec, err)
+    int rc = by_id ? check_bundle(bundle, by_id, check_spec, &mode, err)
                    : sl_error_set(err, SL_E_NOMEM, "", "out of memory checking the bundle");
     if (rc)
         goto done;
@@ -1057,7 +1156,7 @@ int store_import_bundle(store_t *s, json_t *bundle, const char *this_machine_id,
         snprintf(at, sizeof at, "experiments[%zu]", i);
         const char *id = json_string_value(json_object_get(x, "id"));
         json_t *reps_list = json_object_get(timelines, id);
-        int have = compare_existing(s, x, reps_list, err);
+        int have = compare_existing(s, x, reps_list, mode, err);
         if (have < 0) {
             rc = err ? (int)err->code : SL_E_CONFLICT;
             goto done;

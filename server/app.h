@@ -18,6 +18,7 @@ typedef struct config {
     int port;
     char db_path[1024];
     char web_dir[1024];
+    char examples_dir[1024]; /* --examples: the example bundles (GET/POST /api/examples) */
     bool force_sim;          /* --backend sim */
     int workers;             /* -1: one per device; 0: queue only */
     int sim_devices;

@@ -1,12 +1,14 @@
-/* handlers_bundles.c — GET /api/export (a bundle of experiments, or of a sweep) and
- * POST /api/import (a bundle from another store; see db/bundle.h for the format and its
- * rules). The handlers parse the request and map the store's answer to HTTP; the
- * checking and the one-transaction import are the store's. */
+/* handlers_bundles.c — GET /api/export (a bundle of experiments, or of a sweep; ?ops= for a
+ * compact one), POST /api/import (a bundle from another store; see db/bundle.h for the format
+ * and its rules), and GET/POST /api/examples (the example bundles of the --examples folder:
+ * listed, or imported). The handlers parse the request and map the store's answer to HTTP;
+ * the checking and the one-transaction import are the store's, the files bundle_files.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../db/bundle.h"
+#include "bundle_files.h"
 #include "http.h"
 #include "sim_of.h"
 #include "spec.h"
@@ -58,6 +60,13 @@ void handle_bundle_export(request_t *req) {
     const char **ids = NULL;
     char *buf = NULL;
     const char *sweep = request_arg(req, "sweep");
+    const char *ops_arg = request_arg(req, "ops");
+    int ops = ops_arg ? sl_enum_parse(bundle_ops_names, BUNDLE_OPS__COUNT, ops_arg) : BUNDLE_OPS_ALL;
+    if (ops < 0) {
+        reply_errorf(req, SL_E_INVALID, "ops", "ops is all (every rep's ops), median (the median rep's) or none, not \"%.40s\"",
+                     ops_arg);
+        return;
+    }
     long n = export_ids(req, &ids, &buf);
     if (n < 0)
         return;
@@ -73,7 +82,7 @@ void handle_bundle_export(request_t *req) {
         goto done;
     }
     if (!(store = app_store(req->app, &err)) ||
-        !(bundle = store_export_bundle(store, ids, (size_t)n, sweep, &err))) {
+        !(bundle = store_export_bundle_ops(store, ids, (size_t)n, sweep, (bundle_ops_t)ops, &err))) {
         reply_error(req, &err);
         goto done;
     }
@@ -87,10 +96,15 @@ done:
     free(buf);
 }
 
-/* The server's spec parser for each imported spec: the stored spec must be one it accepts. */
-static int check_spec(json_t *spec, sl_error_t *err) {
-    spec_t parsed;
-    return spec_from_json(spec, &parsed, err);
+/* 200 with the counts, or the error. */
+static void reply_counts(request_t *req, int rc, const bundle_counts_t *counts, const sl_error_t *err) {
+    json_t *out = rc ? NULL : bundle_counts_json(counts);
+    if (rc)
+        reply_error(req, err);
+    else if (out)
+        reply_json(req, 200, out);
+    else
+        reply_errorf(req, SL_E_NOMEM, NULL, "out of memory");
 }
 
 void handle_bundle_import(request_t *req) {
@@ -100,16 +114,46 @@ void handle_bundle_import(request_t *req) {
     if (!body)
         return;
     store_t *store = app_store(req->app, &err);
-    if (!store || store_import_bundle(store, body, req->app->machine.id, check_spec, &counts, &err)) {
-        reply_error(req, &err);
-    } else {
-        json_t *out = json_pack("{s:I, s:I, s:I, s:I}", "imported", (json_int_t)counts.imported, "unchanged",
-                                (json_int_t)counts.unchanged, "machines", (json_int_t)counts.machines, "sweeps",
-                                (json_int_t)counts.sweeps);
-        if (out)
-            reply_json(req, 200, out);
-        else
-            reply_errorf(req, SL_E_NOMEM, NULL, "out of memory");
-    }
+    /* the server's spec parser checks each imported spec: the stored spec must be one it accepts */
+    int rc = store ? store_import_bundle(store, body, req->app->machine.id, spec_check_json, &counts, &err)
+                   : (int)err.code;
+    reply_counts(req, rc, &counts, &err);
     json_decref(body);
+}
+
+void handle_examples_list(request_t *req) {
+    sl_error_t err = {0};
+    json_t *out = bundle_files_describe(req->app->cfg.examples_dir, req->app->cfg.import_max_bytes, &err);
+    if (out)
+        reply_json(req, 200, out);
+    else
+        reply_error(req, &err);
+}
+
+/* No body, or {}: every example bundle into the store, as POST /api/import would. */
+void handle_examples_import(request_t *req) {
+    sl_error_t err = {0};
+    bundle_counts_t counts = {0};
+    if (req->body_len > 0) {
+        json_t *body = request_json(req);
+        if (!body)
+            return;
+        bool empty = json_is_object(body) && json_object_size(body) == 0;
+        const char *key = json_is_object(body) ? json_object_iter_key(json_object_iter(body)) : NULL;
+        if (!empty)
+            reply_errorf(req, SL_E_INVALID, key ? key : NULL, "POST /api/examples takes no body, or {}%s%.40s",
+                         key ? ": no field " : "", key ? key : "");
+        json_decref(body);
+        if (!empty)
+            return;
+    }
+    store_t *store = app_store(req->app, &err);
+    int rc = store ? bundle_files_import(store, req->app->cfg.examples_dir, req->app->machine.id,
+                                         req->app->cfg.import_max_bytes, &counts, &err)
+                   : (int)err.code;
+    if (rc == SL_E_NOTFOUND) { /* no examples folder: nothing to import */
+        counts = (bundle_counts_t){0};
+        rc = SL_OK;
+    }
+    reply_counts(req, rc, &counts, &err);
 }

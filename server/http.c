@@ -44,6 +44,8 @@ static const route_t routes[] = {
     {"GET", "/api/export", handle_bundle_export, false},
     {"POST", "/api/import", handle_bundle_import, true},
     {"GET", "/api/experiments.csv", handle_experiments_csv, false},
+    {"GET", "/api/examples", handle_examples_list, false},
+    {"POST", "/api/examples", handle_examples_import, true},
 };
 #define ROUTE_COUNT (sizeof routes / sizeof routes[0])
 
@@ -448,13 +450,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         }
         if (strcmp(method, "POST") == 0) {
             const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-            if (!ct || strncasecmp(ct, "application/json", 16) != 0 || (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
+            const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+            /* POST /api/examples takes no body: a bare `curl -X POST` needs no Content-Type */
+            bool bodiless = ctx->route->fn == handle_examples_import && !ct && (!cl || strcmp(cl, "0") == 0);
+            if (!bodiless &&
+                (!ct || strncasecmp(ct, "application/json", 16) != 0 || (ct[16] && ct[16] != ';' && ct[16] != ' '))) {
                 ctx->answered = true;
                 reply_errorf(&req, SL_E_MEDIA, NULL, "send the body as Content-Type: application/json (got %s)",
                              ct ? ct : "none");
                 return answer(conn, &req, NULL, ctx->route);
             }
-            const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
             if (cl && strtoull(cl, NULL, 10) > body_max_for(app, ctx->route)) {
                 ctx->answered = true;
                 reply_errorf(&req, SL_E_TOOLARGE, NULL, "the body is %s bytes; the limit is %zu", cl,

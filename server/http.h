@@ -70,5 +70,7 @@ void handle_bundle_export(request_t *req);
 void handle_bundle_import(request_t *req);
 void handle_experiments_csv(request_t *req);
 void handle_predict(request_t *req);
+void handle_examples_list(request_t *req);
+void handle_examples_import(request_t *req);
 
 #endif

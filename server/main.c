@@ -4,6 +4,7 @@
  *   run SPEC.json     one experiment without the server; prints the experiment JSON
  *   devices           what this machine is (GPUs, calibration) as JSON
  *   migrate           create or upgrade the store and exit
+ *   import PATH       import a bundle file, or a folder of them, into the store
  * Start-up and shutdown read top to bottom in serve(). */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bundle_files.h"
 #include "http.h"
 #include "push.h"
 #include "queue.h"
@@ -31,10 +33,13 @@ static void usage(FILE *f) {
             "       streamlab run SPEC.json [options]  run one experiment, print it as JSON\n"
             "       streamlab devices [options]        print this machine (GPUs, calibration)\n"
             "       streamlab migrate [--db PATH]      create or upgrade the store\n"
+            "       streamlab import PATH [--db PATH]  import a bundle file, or every *.json bundle of a folder\n"
+            "                                          (e.g. examples/), into the store; prints the counts\n"
             "options (environment in brackets):\n"
             "  --listen HOST:PORT   [STREAMLAB_LISTEN]   default 127.0.0.1:8080\n"
             "  --db PATH            [STREAMLAB_DB]       default ./streamlab.db (run: in memory)\n"
             "  --web DIR            [STREAMLAB_WEB]      default ./web\n"
+            "  --examples DIR       [STREAMLAB_EXAMPLES] example bundles (/api/examples), default ./examples\n"
             "  --backend auto|sim   [STREAMLAB_BACKEND]  sim: use the simulator even with a GPU\n"
             "  --workers N          worker threads (default one per device; 0: queue only)\n"
             "  --sim-devices N      [STREAMLAB_SIM_DEVICES] simulated GPUs (default 1)\n"
@@ -100,10 +105,14 @@ static int read_token_file(const char *path, config_t *c) {
     return c->token[0] ? 0 : -1;
 }
 
-static void default_web_dir(config_t *c) {
+/* A folder of the repository (web, examples): ./name where ./name/probe exists (run from the
+ * checkout), else name beside the binary's folder (build/streamlab -> build/../name). */
+static void default_repo_dir(const char *name, const char *probe, char *out, size_t len) {
     struct stat st;
-    if (stat("web/index.html", &st) == 0) {
-        snprintf(c->web_dir, sizeof c->web_dir, "web");
+    char here[PATH_MAX];
+    snprintf(here, sizeof here, "%s%s%s", name, probe[0] ? "/" : "", probe);
+    if (stat(here, &st) == 0) {
+        snprintf(out, len, "%s", name);
         return;
     }
     char exe[PATH_MAX];
@@ -113,11 +122,11 @@ static void default_web_dir(config_t *c) {
         char *slash = strrchr(exe, '/');
         if (slash) {
             *slash = 0;
-            snprintf(c->web_dir, sizeof c->web_dir, "%.*s/../web", (int)(sizeof c->web_dir - 8), exe);
+            snprintf(out, len, "%.*s/../%s", (int)(len - 5 - strlen(name)), exe, name);
             return;
         }
     }
-    snprintf(c->web_dir, sizeof c->web_dir, "web");
+    snprintf(out, len, "%s", name);
 }
 
 static long long int_arg(const char *flag, const char *v, long long lo, long long hi) {
@@ -138,7 +147,8 @@ static void configure(int argc, char **argv, int first, config_t *c, const char 
     snprintf(c->listen_host, sizeof c->listen_host, "127.0.0.1");
     c->port = 8080;
     snprintf(c->db_path, sizeof c->db_path, "streamlab.db");
-    default_web_dir(c);
+    default_repo_dir("web", "index.html", c->web_dir, sizeof c->web_dir);
+    default_repo_dir("examples", "", c->examples_dir, sizeof c->examples_dir);
     c->workers = -1;
     c->sim_devices = 1;
     c->body_max_bytes = 1 << 20;
@@ -158,6 +168,8 @@ static void configure(int argc, char **argv, int first, config_t *c, const char 
         snprintf(c->db_path, sizeof c->db_path, "%s", e);
     if ((e = getenv("STREAMLAB_WEB")))
         snprintf(c->web_dir, sizeof c->web_dir, "%s", e);
+    if ((e = getenv("STREAMLAB_EXAMPLES")))
+        snprintf(c->examples_dir, sizeof c->examples_dir, "%s", e);
     if ((e = getenv("STREAMLAB_BACKEND")))
         c->force_sim = strcmp(e, "sim") == 0;
     if ((e = getenv("STREAMLAB_SIM_DEVICES")))
@@ -196,6 +208,10 @@ static void configure(int argc, char **argv, int first, config_t *c, const char 
             const char *v = VALUE();
             if (!v) { usage(stderr); exit(2); }
             snprintf(c->web_dir, sizeof c->web_dir, "%s", v);
+        } else if (!strcmp(flag, "--examples")) {
+            const char *v = VALUE();
+            if (!v) { usage(stderr); exit(2); }
+            snprintf(c->examples_dir, sizeof c->examples_dir, "%s", v);
         } else if (!strcmp(flag, "--backend")) {
             const char *v = VALUE();
             if (!v || (strcmp(v, "sim") && strcmp(v, "auto"))) {
@@ -317,11 +333,36 @@ static void print_json(FILE *f, json_t *j) {
     free(text);
 }
 
-static void print_error(const sl_error_t *err) {
+static void print_error(FILE *f, const sl_error_t *err) {
     json_t *e = json_pack("{s:{s:s, s:s, s:s}}", "error", "code", sl_code_name(err->code), "message", err->message,
                           "field", err->field);
-    print_json(stdout, e);
+    print_json(f, e);
     json_decref(e);
+}
+
+/* Counts on stdout as POST /api/import answers them; a bad bundle (or path) is exit 2 with
+ * the error JSON on stderr, a store that fails exit 1. */
+static int cmd_import(const char *path) {
+    sl_error_t err = {0};
+    bundle_counts_t counts = {0};
+    if (!path) {
+        fprintf(stderr, "streamlab: import needs a bundle file or a folder of them\n");
+        return 2;
+    }
+    store_t *s = NULL;
+    if (open_store(&s))
+        return 1;
+    /* no machine is this one: serve records its own machine again when it starts on the store */
+    int rc = bundle_files_import(s, path, NULL, 0, &counts, &err);
+    store_close(s);
+    if (rc) {
+        print_error(stderr, &err);
+        return err.code == SL_E_DB || err.code == SL_E_NOMEM || err.code == SL_E_INTERNAL ? 1 : 2;
+    }
+    json_t *out = bundle_counts_json(&counts);
+    print_json(stdout, out);
+    json_decref(out);
+    return out ? 0 : 1;
 }
 
 static int cmd_run(const char *spec_path, bool db_given) {
@@ -335,12 +376,12 @@ static int cmd_run(const char *spec_path, bool db_given) {
                                             : json_load_file(spec_path, JSON_REJECT_DUPLICATES, &jerr);
     if (!j) {
         sl_error_set(&err, SL_E_PARSE, "", "%s: line %d: %s", spec_path, jerr.line, jerr.text);
-        print_error(&err);
+        print_error(stdout, &err);
         return 2;
     }
     spec_t spec;
     if (spec_from_json(j, &spec, &err)) {
-        print_error(&err);
+        print_error(stdout, &err);
         json_decref(j);
         return 2;
     }
@@ -358,7 +399,7 @@ static int cmd_run(const char *spec_path, bool db_given) {
     if (!sim || sim_of_check(&app, s, &spec, sim, &err)) {
         if (!sim)
             sl_error_set(&err, SL_E_NOMEM, "", "out of memory");
-        print_error(&err);
+        print_error(stdout, &err);
         rc = 2;
         goto done;
     }
@@ -481,6 +522,8 @@ int main(int argc, char **argv) {
         rc = cmd_devices();
     else if (strcmp(cmd, "migrate") == 0 && !positional)
         rc = cmd_migrate();
+    else if (strcmp(cmd, "import") == 0)
+        rc = cmd_import(positional);
     else {
         fprintf(stderr, "streamlab: unknown command %s\n", positional ? positional : cmd);
         usage(stderr);

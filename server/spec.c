@@ -15,6 +15,11 @@ static const char *const fields[] = {
     "label", "sync", "host_share", "predict", "sim_of",
 };
 
+int spec_check_json(json_t *obj, sl_error_t *err) {
+    spec_t parsed;
+    return spec_from_json(obj, &parsed, err);
+}
+
 bool spec_is_field(const char *name) {
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (strcmp(fields[i], name) == 0)
