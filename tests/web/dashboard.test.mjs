@@ -15,6 +15,8 @@ import {
 
 const TOKEN_URL = process.env.STREAMLAB_TOKEN_URL || '';
 const TOKEN = process.env.STREAMLAB_TOKEN || '';
+const EXAMPLES_URL = process.env.STREAMLAB_EXAMPLES_URL || '';
+const EXAMPLES_DIR = process.env.STREAMLAB_EXAMPLES_DIR || '';
 const OP_RGB = { h2d: [62, 207, 142], kernel: [79, 140, 255], d2h: [255, 107, 107], host: [242, 193, 78] };
 const resourceError = (status) => ({ re: new RegExp(`status of ${status}`), count: 1 });
 
@@ -97,12 +99,148 @@ test('an empty store says what to do first (runs, queue, compare)', async () => 
   check(/No experiments yet/.test(text), 'the empty state says there is nothing yet', 'No experiments yet', text);
   const links = await page.$$eval('#empty-state a', (as) => as.map((a) => a.getAttribute('href')));
   check(links.some((h) => h.startsWith('#/submit')), 'the empty state links to the submit form', '#/submit…', links);
+  // this server's --examples folder is empty: nothing to load, only how to submit a run
+  const none = await apiGet('/api/examples');
+  check(Array.isArray(none.items) && none.items.length === 0, 'GET /api/examples on a server without example bundles', 'items []', none);
+  check(!(await page.$('#load-examples')) && !(await page.$('#examples-offer')), 'without example bundles the empty state offers no load button', 'no #load-examples', await page.$eval('#empty-state', (el) => el.innerHTML.slice(0, 300)));
   await shot(page, '01-runs-empty');
   await open(page, '#/queue');
   await until(() => page.$eval('#queued', (el) => /queue is empty/.test(el.textContent)), 'the queue view to say the queue is empty');
   await open(page, '#/compare');
   check(await page.$('#compare-empty'), 'compare with nothing selected explains how to select', '#compare-empty', 'absent');
   checkNoProblems(page);
+  await page.closeAll();
+});
+
+// ---- the example results (GET/POST /api/examples), on a server whose --examples folder
+// holds two bundles that run.sh made (make-examples.mjs): machines m-webtest-a and -b ----
+const exampleBundles = () => fs.readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith('.json')).sort()
+  .map((file) => ({ file, bundle: JSON.parse(fs.readFileSync(`${EXAMPLES_DIR}/${file}`, 'utf8')) }));
+async function storedIds(base) {
+  const page = await apiGet('/api/experiments?limit=500', { base });
+  return page.items.map((e) => e.id);
+}
+
+test('examples: a fresh store offers the example bundles, each with its machines, runs and date', async () => {
+  check(EXAMPLES_URL && EXAMPLES_DIR, 'run.sh started a server with example bundles', 'STREAMLAB_EXAMPLES_URL and _DIR set', EXAMPLES_URL);
+  const bundles = exampleBundles();
+  check(bundles.length === 2, 'run.sh wrote two example bundles', 2, bundles.map((b) => b.file));
+  const listed = await apiGet('/api/examples', { base: EXAMPLES_URL });
+  const files = (listed.items || []).map((it) => it.file).sort();
+  check(JSON.stringify(files) === JSON.stringify(bundles.map((b) => b.file)), 'GET /api/examples lists both bundles', bundles.map((b) => b.file), listed);
+  check((await storedIds(EXAMPLES_URL)).length === 0, 'the store starts empty', 0, await storedIds(EXAMPLES_URL));
+  const page = await newPage();
+  await open(page, '#/runs', EXAMPLES_URL);
+  check(await page.$('#empty-state #examples-offer'), 'the empty state offers the examples', '#examples-offer in #empty-state', 'absent');
+  const heading = await page.$eval('#examples-offer h2', (el) => el.textContent);
+  check(/^Load example results: real runs measured on /.test(heading), 'the offer says what the examples are', 'Load example results: real runs measured on …', heading);
+  const rows = await page.$$eval('#examples-list tbody tr', (trs) => trs.map((tr) => ({ file: tr.dataset.file, cells: [...tr.cells].map((td) => td.textContent) })));
+  check(rows.length === 2, 'a row per bundle', 2, rows);
+  for (const { file, bundle } of bundles) {
+    const row = rows.find((r) => r.file === file);
+    const item = listed.items.find((it) => it.file === file);
+    const m = bundle.machines[0];
+    check(row && row.cells[0] === file, `${file}: listed by its file name`, file, row);
+    check([m.id, m.label].some((x) => row.cells[1].includes(x)) && [m.id, m.label].some((x) => heading.includes(x)), `${file}: its machine is named in the row and the heading`, `${m.label} or ${m.id}`, [row.cells[1], heading]);
+    check(row.cells[2] === String(bundle.experiments.length) && item.experiments === bundle.experiments.length, `${file}: its number of experiments`, bundle.experiments.length, [row.cells[2], item.experiments]);
+    check(!item.measured || row.cells[3] === String(item.measured).slice(0, 10), `${file}: the date it was measured`, String(item.measured).slice(0, 10), row.cells[3]);
+  }
+  check(await page.$('#empty-state #load-examples'), 'one button loads them', '#load-examples', 'absent');
+  check(await page.$$eval('#empty-state a', (as) => as.some((a) => a.getAttribute('href').startsWith('#/submit'))), 'the empty state still says how to submit a run', 'a #/submit link', 'none');
+  await shot(page, '01b-runs-empty-examples');
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+test('examples: the button imports them, the runs list shows their machines, and Compare puts them side by side', async () => {
+  const bundles = exampleBundles();
+  const bundleIds = bundles.flatMap((b) => b.bundle.experiments.map((e) => e.id));
+  const exampleMachines = bundles.map((b) => b.bundle.machines[0].id);
+  const page = await newPage();
+  await open(page, '#/runs', EXAMPLES_URL);
+  await page.click('#load-examples');
+  await page.waitForSelector('#examples-loaded', { timeout: 20000 });
+  await waitReady(page);
+  const stored = await until(async () => {
+    const ids = await storedIds(EXAMPLES_URL);
+    return ids.length === bundleIds.length ? ids : null;
+  }, 'GET /api/experiments to hold every example run', 10000);
+  check(bundleIds.every((id) => stored.includes(id)), 'every example run is in the store', bundleIds, stored);
+  const rows = await page.$$eval('#runs-table tbody tr', (trs) => trs.map((tr) => ({ id: tr.dataset.id, machine: tr.querySelector('.machine-chip').title })));
+  check(rows.length === bundleIds.length && rows.every((r) => bundleIds.includes(r.id)), 'the runs list shows the example runs', bundleIds.length, rows);
+  check(exampleMachines.every((m) => rows.some((r) => r.machine === m)) && rows.every((r) => exampleMachines.includes(r.machine)), 'their machine is the examples\' machines', exampleMachines, rows.map((r) => r.machine));
+  const notice = await page.$eval('#examples-loaded', (el) => el.textContent);
+  check(new RegExp(`${bundleIds.length} runs imported`).test(notice), 'the notice says how many runs came in', `${bundleIds.length} runs imported`, notice);
+  // a link to Compare with runs of both machines, configuration by configuration
+  await page.waitForSelector('#examples-loaded[data-links="1"] #examples-compare', { timeout: 10000 });
+  const href = await page.$eval('#examples-compare', (a) => a.getAttribute('href'));
+  const ids = new URLSearchParams(href.split('?')[1]).get('ids').split(',');
+  const machinesOf = new Set(ids.map((id) => bundles.find((b) => b.bundle.experiments.some((e) => e.id === id))?.bundle.machines[0].id));
+  check(ids.length === bundleIds.length && machinesOf.size === 2 && !machinesOf.has(undefined), 'Compare gets the example runs of both machines', `${bundleIds.length} ids over 2 machines`, href);
+  await shot(page, '01c-runs-examples-loaded');
+  await page.click('#examples-compare');
+  await page.waitForFunction(() => location.hash.startsWith('#/compare?ids='), { timeout: 5000 });
+  await waitReady(page);
+  const bars = await datasetsOf(page, '#compare-bars-canvas');
+  check(bars && bars.datasets.length === 2 && bars.datasets.every((d) => d.n === 2), 'Compare: a series per example machine, both configurations', '2 × 2 bars', bars && bars.datasets.map((d) => [d.label, d.n]));
+  // with runs in the store the offer is still reachable, folded under the title; again is a no-op
+  await open(page, '#/runs', EXAMPLES_URL);
+  check(!(await page.$('#empty-state')), 'a store with runs shows no empty state', 'absent', 'present');
+  await page.click('#examples-more summary');
+  await page.click('#examples-more #load-examples');
+  await page.waitForSelector('#examples-loaded', { timeout: 20000 });
+  await waitReady(page);
+  const again = await page.$eval('#examples-loaded', (el) => el.textContent);
+  check(new RegExp(`0 runs imported, ${bundleIds.length} already here`).test(again), 'loading twice imports nothing new', `0 runs imported, ${bundleIds.length} already here`, again);
+  check((await storedIds(EXAMPLES_URL)).length === bundleIds.length, 'the store holds each example run once', bundleIds.length, (await storedIds(EXAMPLES_URL)).length);
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
+test('examples: a bundle that kept only the median repetition\'s ops says so for another rep', async () => {
+  const imp = await apiCall('POST', '/api/examples', {}, { base: EXAMPLES_URL }); // idempotent: whatever the test before did
+  check(imp.status === 200, 'POST /api/examples', 200, `${imp.status} ${imp.text}`);
+  const { bundle } = exampleBundles()[0];
+  const e = bundle.experiments.find((x) => x.status === 'done' && x.result.reps_ms.length > 1);
+  check(e, 'an example run with several reps', 'present', bundle.experiments.map((x) => x.result?.reps_ms?.length));
+  const kept = (bundle.timelines[e.id] || []).map((t) => t.rep);
+  check(kept.length === 1 && kept[0] === e.result.median_rep, 'the export (ops=median) kept the median rep alone', [e.result.median_rep], kept);
+  const other = e.result.median_rep === 0 ? 1 : 0;
+  const page = await newPage();
+  await open(page, `#/run/${e.id}?rep=${other}`, EXAMPLES_URL);
+  await page.waitForSelector('#timeline-canvas', { timeout: 10000 });
+  const note = await page.$eval('#rep-note', (el) => el.textContent).catch(() => null);
+  check(note && /only the median repetition/i.test(note) && note.includes(`rep ${e.result.median_rep}`), 'another rep says only the median was kept', 'Only the median repetition (rep M) was kept in this bundle…', note);
+  const ops = Number(await page.$eval('#timeline-canvas', (c) => c.dataset.ops));
+  const medianOps = bundle.timelines[e.id][0].ops.length;
+  check(ops === medianOps, 'the median rep\'s timeline is drawn instead', medianOps, ops);
+  const title = await page.$eval('.gantt-card', (el) => el.textContent);
+  check(title.includes(`rep ${e.result.median_rep} (the median)`), 'the chart says it shows the median rep', `rep ${e.result.median_rep} (the median)`, title.slice(0, 200));
+  await shot(page, '01d-run-median-only');
+  // the median rep itself: no note
+  await open(page, `#/run/${e.id}?rep=${e.result.median_rep}`, EXAMPLES_URL);
+  await page.waitForSelector('#timeline-canvas', { timeout: 10000 });
+  check(!(await page.$('#rep-note')), 'the median rep has no note', 'absent', 'present');
+  checkNoProblems(page, [{ re: /status of (404|409|422)/, count: 1 }]);
+  await page.closeAll();
+});
+
+test('examples: loading them where the server needs a token asks for it', async () => {
+  check(TOKEN_URL && TOKEN, 'run.sh started a server with a token', 'STREAMLAB_TOKEN_URL set', TOKEN_URL);
+  const before = (await storedIds(TOKEN_URL)).length;
+  const page = await newPage();
+  await open(page, '#/runs', TOKEN_URL);
+  await page.waitForSelector('#load-examples');
+  if (!(await page.$('#empty-state'))) await page.click('#examples-more summary');
+  await page.click('#load-examples');
+  await page.waitForSelector('#token-dialog[open]', { timeout: 10000 });
+  await page.type('#token-input', TOKEN);
+  await page.click('#token-dialog button[value="ok"]');
+  await page.waitForSelector('#examples-loaded', { timeout: 20000 });
+  const total = exampleBundles().reduce((n, b) => n + b.bundle.experiments.length, 0);
+  const after = (await storedIds(TOKEN_URL)).length;
+  check(after === before + total, 'the examples are imported with the token', before + total, after);
+  checkNoProblems(page, [resourceError(401)]);
   await page.closeAll();
 });
 

@@ -1,10 +1,12 @@
 #!/bin/sh
 # tests/web/run.sh — the browser suite (`make test-web`): headless Debian chromium, driven by
 # puppeteer-core, against the real streamlab binary ($STREAMLAB_BIN) with the sim backend and
-# a temporary database. Starts two servers on free ports (one open with 2 simulated GPUs,
-# one that requires a bearer token and only queues: --workers 0), waits for /api/health
-# with a deadline, runs tests/web/dashboard.test.mjs, stops the servers and ends with one
-# line: `web: N passed, N failed` (non-zero exit on any failure). Screenshots land in
+# a temporary database. Starts servers on free ports: one open with 2 simulated GPUs and
+# no example bundles; one that requires a bearer token and only queues (--workers 0); and
+# one whose --examples folder holds two bundles that make-examples.mjs exported from a
+# fourth, short-lived server (stopped once they are written). Waits for /api/health with a
+# deadline, runs tests/web/dashboard.test.mjs, stops the servers and ends with one line:
+# `web: N passed, N failed` (non-zero exit on any failure). Screenshots land in
 # tests/web/artifacts/.
 set -u
 
@@ -85,14 +87,27 @@ start_server() {
     return 1
 }
 
+# example bundles: runs of a short-lived server, exported, in $tmp/examples
+mkdir -p "$tmp/examples" "$tmp/no-examples"
+start_server examples-source --examples "$tmp/no-examples" || fail_setup "the server that makes the example bundles did not start"
+source_pid=${pids##* }
+node "$here/make-examples.mjs" "$url" "$tmp/examples" >"$tmp/make-examples.log" 2>&1 ||
+    { cat "$tmp/make-examples.log" >&2; fail_setup "make-examples.mjs could not make the example bundles"; }
+kill "$source_pid" 2>/dev/null
+wait "$source_pid" 2>/dev/null
+pids=${pids% *}
+
 token="web-test-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 printf '%s\n' "$token" >"$tmp/token"
-start_server token --token-file "$tmp/token" --workers 0 || fail_setup "the server with a token did not start"
+start_server token --token-file "$tmp/token" --workers 0 --examples "$tmp/examples" || fail_setup "the server with a token did not start"
 token_url=$url
-start_server main --sim-devices 2 || fail_setup "the server did not start"
+start_server examples --examples "$tmp/examples" || fail_setup "the server with example bundles did not start"
+examples_url=$url
+start_server main --sim-devices 2 --examples "$tmp/no-examples" || fail_setup "the server did not start"
 
 mkdir -p "$here/artifacts"
 STREAMLAB_URL="$url" STREAMLAB_TOKEN_URL="$token_url" STREAMLAB_TOKEN="$token" \
+    STREAMLAB_EXAMPLES_URL="$examples_url" STREAMLAB_EXAMPLES_DIR="$tmp/examples" \
     ARTIFACTS="$here/artifacts" RESULT_FILE="$tmp/result" \
     node "$here/dashboard.test.mjs"
 rc=$?

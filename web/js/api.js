@@ -94,6 +94,9 @@ export const api = {
   jsonUrl: (id) => `/api/experiments/${enc(id)}`,
   timelineUrl: (id) => `/api/experiments/${enc(id)}/timeline`,
   exportUrl: (params) => `/api/export${query(params)}`,
+  // the example bundles the server ships (its --examples folder), and importing them all
+  examples: () => request('GET', '/api/examples'),
+  importExamples: () => request('POST', '/api/examples', {}),
 };
 
 // GET /api/machines may answer a list or {"items": [...]}/{"machines": [...]}: one shape for the views.

@@ -2,7 +2,8 @@
 // be linked: #/<view>[/<id>][?<params>], e.g. #/run/ID?t0=100&t1=900, #/compare?ids=a,b.
 // A view module exports render(root, ctx) and may register cleanups (timers, charts) with
 // ctx.onCleanup; the router runs them when the view is left. Views change their own
-// state with ctx.replace(params) (no re-render) or ctx.go(hash) (a new page).
+// state with ctx.replace(params) (no re-render) or ctx.go(hash) (a new page, drawn again
+// even where the hash is the one shown).
 
 import { api, onTokenNeeded, getToken, setToken } from './api.js';
 import { chartDefaults, errorBox, h, hashFor } from './ui.js';
@@ -66,7 +67,8 @@ async function route() {
       history.replaceState(null, '', hashFor(view, id, newParams));
     },
     go(hash) {
-      location.hash = hash;
+      if (location.hash === hash) route();
+      else location.hash = hash;
     },
   };
   try {

@@ -199,9 +199,10 @@ async function renderFinished(root, ctx, e) {
   root.append(gantts, specAndMachine(e, machine, machines));
 
   const rep = ctx.params.get('rep');
-  const tl = await api.timeline(id, rep === null ? undefined : rep);
-  if (!ctx.alive()) return;
   const reps = e.result.reps_ms || [];
+  const { tl, note } = await timelineOf(e, rep);
+  if (!ctx.alive()) return;
+  if (note) gantts.append(note);
   const shownRep = tl.rep ?? tl.median_rep ?? null;
 
   // the reps strip: click a bar to see that repetition's timeline
@@ -264,6 +265,33 @@ async function renderFinished(root, ctx, e) {
       slot.append(h('p', { class: 'muted' }, `No predicted timeline: ${err.message}`));
     }
   }
+}
+
+// The timeline of rep K (the median where none is asked for). A bundle exported with
+// ops=median keeps the ops of the median rep alone: another rep then comes back without
+// ops (or refused), and the median one is drawn instead, with a note saying why.
+async function timelineOf(e, rep) {
+  if (rep === null) return { tl: await api.timeline(e.id), note: null };
+  const median = e.result.median_rep;
+  const inRange = /^\d+$/.test(rep) && Number(rep) < (e.result.reps_ms || []).length;
+  let tl = null;
+  let err = null;
+  try {
+    tl = await api.timeline(e.id, rep);
+  } catch (x) {
+    err = x;
+  }
+  const isMedian = tl ? tl.rep !== undefined && tl.rep === tl.median_rep : median !== undefined && Number(rep) === median;
+  if (tl && (tl.ops.length || isMedian)) return { tl, note: null };
+  if (err && (!inRange || err.status >= 500)) throw err;
+  const medianTl = await api.timeline(e.id);
+  const m = medianTl.median_rep ?? medianTl.rep ?? median;
+  const note = h('p', { class: 'rep-note', id: 'rep-note', role: 'note' },
+    medianTl.ops.length
+      ? `Only the median repetition (rep ${m ?? '?'}) was kept in this bundle: rep ${rep} has no ops to draw, so the median is shown. `
+      : 'No repetition\'s ops were kept in this bundle: there is no timeline to draw. ',
+    h('a', { href: hashFor('run', e.id, {}) }, 'show the median'));
+  return { tl: medianTl, note };
 }
 
 function header(e, machine, machines = []) {

@@ -2,7 +2,8 @@
 // `next` cursor), filtered by machine, variant, size, streams, status and label, sorted
 // within the page; tick several to compare them. Filters, sort, page and selection are
 // all in the hash. A simulated run carries a "sim" badge beside its machine ("sim of X"
-// where it simulated another machine).
+// where it simulated another machine). An empty store offers the example results the
+// server ships (examples.js); a store with runs offers them too, folded under the title.
 
 import { api } from './api.js';
 import {
@@ -10,6 +11,7 @@ import {
   totalMs, loadMachines, parseCount, VARIANTS, simBadge,
 } from './ui.js';
 import { PRESETS } from './submit.js';
+import { listExamples, examplesOffer, takeLastImport, importedNotice } from './examples.js';
 
 const PAGE = 50;
 const STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'];
@@ -59,25 +61,39 @@ export async function render(root, ctx) {
 
   const state = () => ({ ...f, sweep, before, sort, dir: dir === (sort === 'created' ? 'desc' : 'asc') ? '' : dir, sel: [...selected].join(','), back: backs.join(',') });
 
-  const [machines, page] = await Promise.all([
+  const justImported = takeLastImport();
+  const [machines, page, examples] = await Promise.all([
     loadMachines().catch(() => []),
     api.experiments({ ...f, size: f.size ? parseCount(f.size) : '', sweep, before, limit: PAGE }),
+    listExamples(),
   ]);
   if (!ctx.alive()) return;
   const byId = Object.fromEntries(machines.map((m) => [m.id, m]));
   const items = page.items.filter((e) => matches(e, f));
   const filtered = FILTERS.some((k) => f[k]) || sweep;
+  const empty = !items.length && !filtered && !before;
+  // after the import: the runs, newest first, from the first page and without filters
+  const showImported = () => ctx.go(hashFor('runs', null, {}));
 
   const head = h('section', { class: 'page-head' }, h('h1', {}, 'Runs'),
     h('p', { class: 'lede' }, 'Every experiment this store holds, newest first. Tick several to compare them.'));
+  if (!empty && examples.items.length) {
+    head.append(h('details', { class: 'examples-more', id: 'examples-more' },
+      h('summary', {}, 'load example results'),
+      examplesOffer(examples.items, examples.dir, machines, showImported, { compact: true })));
+  }
   root.append(head);
+  if (justImported) root.append(importedNotice(justImported, ctx));
 
-  if (!items.length && !filtered && !before) {
+  if (empty) {
+    const submitHow = [
+      h('p', {}, 'Start with a streams sweep: it runs the same work sequentially and with 1 … 64 streams, and shows how much of the copying hides behind the kernels on this machine.'),
+      h('div', { class: 'preset-buttons' }, PRESETS.map((pr, i) => h('a', { class: `button${i === 0 && !examples.items.length ? ' primary' : ''}`, href: hashFor('submit', null, pr.params) }, pr.title))),
+      h('p', { class: 'muted' }, 'Or ', h('a', { href: '#/submit' }, 'submit one experiment'), ', or import a bundle from another machine with ', h('code', {}, 'POST /api/import'), '.')];
     root.append(h('section', { class: 'empty card', id: 'empty-state' },
       h('h2', {}, 'No experiments yet'),
-      h('p', {}, 'Start with a streams sweep: it runs the same work sequentially and with 1 … 64 streams, and shows how much of the copying hides behind the kernels on this machine.'),
-      h('div', { class: 'preset-buttons' }, PRESETS.map((pr, i) => h('a', { class: `button${i === 0 ? ' primary' : ''}`, href: hashFor('submit', null, pr.params) }, pr.title))),
-      h('p', { class: 'muted' }, 'Or ', h('a', { href: '#/submit' }, 'submit one experiment'), ', or import a bundle from another machine with ', h('code', {}, 'POST /api/import'), '.')));
+      examples.items.length ? [examplesOffer(examples.items, examples.dir, machines, showImported), h('h3', {}, 'Or run your own')] : null,
+      submitHow));
     return;
   }
 

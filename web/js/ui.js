@@ -69,6 +69,10 @@ export function loadMachineInfo() {
   }
   return machinesPromise;
 }
+// Read the machines again on the next load (after an import brought new ones).
+export function forgetMachines() {
+  machinesPromise = null;
+}
 export function loadMachines() {
   return loadMachineInfo().then((info) => info.list);
 }
