@@ -152,3 +152,10 @@ bench-model: $(BIN)
 # bench-model run's build/bench/model.db: make replay-model DB=... [OVERRIDES='{"device": {...}}']
 replay-model: $(BIN)
 	@sh bench/replay_model.sh $(BIN) "$(DB)" '$(or $(OVERRIDES),{})'
+
+# the README's picture: the dashboard's Compare view of the example results (examples/),
+# rendered by headless Chromium into docs/compare.png (tests/web/screenshot.mjs)
+.PHONY: screenshot
+screenshot: all
+	@[ -d tests/web/node_modules/puppeteer-core ] || (cd tests/web && npm ci --no-audit --no-fund --silent)
+	@STREAMLAB_BIN=$(abspath $(BIN)) node tests/web/screenshot.mjs docs/compare.png
