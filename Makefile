@@ -16,7 +16,9 @@ NVCC_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a
 
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -D_GNU_SOURCE -fopenmp -pthread $(WARN) $(EXTRA_CFLAGS)
+# override: a CFLAGS given on the command line (test-san's -O1) is added to, not replaced;
+# without it test-san's objects were compiled without the sanitizers, only linked with them
+override CFLAGS += -std=c11 -D_GNU_SOURCE -fopenmp -pthread $(WARN) $(EXTRA_CFLAGS)
 LDFLAGS  += -fopenmp -pthread $(EXTRA_LDFLAGS)
 # libmicrohttpd is linked statically so that one binary runs on GPU hosts without it.
 MHD_LIBS := -Wl,-Bstatic -lmicrohttpd -Wl,-Bdynamic -lgnutls
@@ -31,7 +33,7 @@ MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 ifneq ($(NVCC),)
   CUDA_OBJ := $(patsubst gpu/%.cu,$(BUILD)/obj/gpu/%.cu.o,$(CU_SRC))
   LDLIBS   += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++
-  CFLAGS   += -DSTREAMLAB_HAVE_CUDA=1
+  override CFLAGS += -DSTREAMLAB_HAVE_CUDA=1
   NVCCFLAGS ?= -O3 -std=c++17 $(NVCC_GENCODE) -Xcompiler -Wall,-Wextra,-fopenmp
 else
   CUDA_OBJ := $(BUILD)/obj/gpu/cuda_stub.o
