@@ -38,11 +38,13 @@ RUN useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin
  && mkdir -p /data && chown streamlab:streamlab /data
 COPY --from=build /src/build/streamlab /opt/streamlab/bin/streamlab
 COPY --from=build /out/web/ /opt/streamlab/web/
+COPY --from=build /src/examples/ /opt/streamlab/examples/
 COPY --from=build /out/cupti/ /usr/local/cuda/extras/CUPTI/lib64/
 ENV PATH=/opt/streamlab/bin:$PATH \
     STREAMLAB_LISTEN=0.0.0.0:8080 \
     STREAMLAB_DB=/data/streamlab.db \
     STREAMLAB_WEB=/opt/streamlab/web \
+    STREAMLAB_EXAMPLES=/opt/streamlab/examples \
     NVIDIA_VISIBLE_DEVICES=all \
     NVIDIA_DRIVER_CAPABILITIES=compute,utility
 VOLUME ["/data"]
