@@ -79,3 +79,10 @@ bench-split: $(BENCH_SPLIT_BIN)
 bench-zero-copy: $(BENCH_ZC_BIN)
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
 	  echo "bench-zero-copy: skipped (no GPU)"; else $(BENCH_ZC_BIN) 15; fi
+
+# `make bench-soak` (issue 19): one server, the same experiments through REST 20 times at the
+# host-bound and two-mode points, interleaved with the reference program; time against run
+# index and what the process holds after each round. BENCH_SOAK_FLAGS="--runs 30" and so on.
+.PHONY: bench-soak
+bench-soak: $(BIN) $(BENCH_REF_BIN)
+	@python3 bench/bench_soak.py $(BIN) $(BENCH_REF_BIN) --out $(BUILD)/bench $(BENCH_SOAK_FLAGS)

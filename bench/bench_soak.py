@@ -1,0 +1,139 @@
+"""bench_soak.py — `make bench-soak`: does a long-running server measure like a fresh plain CUDA
+program, run after run? (issue 19) One `streamlab serve` process; the same experiment through the
+REST API RUNS times (default 20) at each soak point, interleaved with bench/ref_overlap (the seeds'
+steps, a plain CUDA program answering over a pipe): round i runs every point once in each program.
+Printed per point: streamlab's and the reference's medians of runs 1-5 and of the last 5, their
+ratio, the slope (ms per run, least squares) and streamlab / reference over all runs; and after
+each round what the server process holds: threads, open files, RSS, locked and pinned memory
+(VmLck, VmPin) and its GPU memory (nvidia-smi). A benchmark: it prints, it asserts nothing.
+
+usage: bench_soak.py STREAMLAB_BIN REF_BIN [--runs N] [--reps N] [--out DIR]"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lab import Lab, free_port  # noqa: E402
+
+POINTS = [  # (variant, log2 size, streams): issue 19's host-bound and two-mode points
+    ("async_v2", 22, 256), ("async_v2", 22, 32), ("async_v1", 22, 128), ("async_v1", 25, 64), ("sequential", 25, 1)]
+REF_NAME = {"sequential": "seq", "async_v1": "v1", "async_v2": "v2"}
+
+
+def proc_counts(pid):
+    """What the process holds now: threads, open files, RSS / VmLck / VmPin (MiB), GPU MiB."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key in ("Threads",):
+                    out["threads"] = int(rest.split()[0])
+                elif key in ("VmRSS", "VmLck", "VmPin"):
+                    out[key] = round(int(rest.split()[0]) / 1024, 1)
+        out["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        pass
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=20).stdout
+        out["gpu_mib"] = sum(int(l.split(",")[1]) for l in smi.splitlines() if l.split(",")[0].strip() == str(pid))
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        out["gpu_mib"] = None
+    return out
+
+
+def slope(ys):
+    n = len(ys)
+    if n < 2:
+        return 0.0
+    mx, my = (n - 1) / 2, statistics.fmean(ys)
+    return sum((i - mx) * (y - my) for i, y in enumerate(ys)) / sum((i - mx) ** 2 for i in range(n))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bin")
+    ap.add_argument("ref")
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--out", default="build/bench")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    try:
+        has_gpu = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    except OSError:
+        has_gpu = False
+    if not has_gpu:
+        print("bench-soak: skipped (no GPU)")
+        return 0
+    port, label = free_port(), f"bench-soak-{os.getpid()}"
+    tmp = tempfile.mkdtemp(prefix="soak.")
+    log = open(os.path.join(a.out, "soak-server.log"), "w")
+    srv = subprocess.Popen([a.bin, "serve", "--listen", f"127.0.0.1:{port}", "--db", os.path.join(tmp, "soak.db"),
+                            "--machine-label", label], stdout=log, stderr=subprocess.STDOUT)
+    ref = subprocess.Popen([a.ref, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    lab = Lab(port)
+    try:
+        health = lab.wait_health(label)
+        if health.get("backend") != "cuda":
+            print("bench-soak: skipped (the server found no GPU)")
+            return 0
+        gpu = lab.call("GET", "/api/machines/" + health["machine_id"])["gpus"][0]
+        print(f"bench-soak: {gpu['name']} ({gpu['uuid']}), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+              f"{a.runs} rounds, each point once per round in each program, {a.reps} reps a run")
+        sl = {p: [] for p in POINTS}
+        rf = {p: [] for p in POINTS}
+        counts = [("start", proc_counts(srv.pid))]
+        for r in range(a.runs):
+            for p in POINTS:
+                v, lg, s = p
+                ref.stdin.write(f"{REF_NAME[v]} {1 << lg} {s} {a.reps} 3\n")
+                ref.stdin.flush()
+                ans = ref.stdout.readline().split()
+                if not ans or ans[0] != "ok":
+                    raise SystemExit(f"reference {p}: {' '.join(ans)}")
+                rf[p].append(float(ans[1]))
+                e = lab.call("POST", "/api/experiments", {"variant": v, "size": 1 << lg, "streams": s, "reps": a.reps,
+                                                          "warmup": 3, "backend": "cuda", "label": f"soak {r + 1}"})
+                while True:
+                    e = lab.call("GET", f"/api/experiments/{e['id']}")
+                    if e["status"] in ("done", "failed", "cancelled"):
+                        break
+                    time.sleep(0.05)
+                if e["status"] != "done":
+                    raise SystemExit(f"streamlab {p}: {e.get('error')}")
+                sl[p].append(e["result"]["total_ms"]["median"])
+            counts.append((f"after round {r + 1}", proc_counts(srv.pid)))
+        print(f"\n{'point':<22} {'sl 1-5':>8} {'sl last5':>9} {'last/first':>10} {'slope ms/run':>12} "
+              f"{'ref 1-5':>8} {'ref last5':>9} {'last/first':>10} {'sl/ref':>7}")
+        rows = []
+        for p in POINTS:
+            v, lg, s = p
+            f5, l5 = statistics.median(sl[p][:5]), statistics.median(sl[p][-5:])
+            rf5, rl5 = statistics.median(rf[p][:5]), statistics.median(rf[p][-5:])
+            ratio = statistics.median(sl[p]) / statistics.median(rf[p])
+            print(f"2^{lg} {v} x{s:<8} {f5:8.3f} {l5:9.3f} {l5 / f5:10.3f} {slope(sl[p]):12.4f} {rf5:8.3f} {rl5:9.3f} "
+                  f"{rl5 / rf5:10.3f} {ratio:7.3f}")
+            rows.append({"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p]})
+        print(f"\n{'process':<16} {'threads':>7} {'fds':>5} {'RSS MiB':>8} {'VmLck':>7} {'VmPin':>7} {'GPU MiB':>8}")
+        for when, c in counts:
+            print(f"{when:<16} {c.get('threads', '-'):>7} {c.get('fds', '-'):>5} {c.get('VmRSS', '-'):>8} "
+                  f"{c.get('VmLck', '-'):>7} {c.get('VmPin', '-'):>7} {str(c.get('gpu_mib', '-')):>8}")
+        with open(os.path.join(a.out, "soak.json"), "w") as f:
+            json.dump({"gpu": gpu, "points": rows, "process": counts}, f, indent=1)
+    finally:
+        ref.stdin.close()
+        ref.wait()
+        srv.terminate()
+        srv.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
