@@ -684,6 +684,43 @@ static json_t *experiment_row(store_t *s, sqlite3_stmt *st) {
     return e;
 }
 
+/* span_ms / median_ms, null where either is missing or 0: how far a timeline is from the run. */
+static json_t *stretch_json(double span_ms, double median_ms) {
+    return span_ms > 0 && median_ms > 0 ? json_real(span_ms / median_ms) : json_null();
+}
+
+/* The span of rep's stored ops (first start to last end) in *span_ms; -1 where the store holds
+ * none of them (an experiment imported from a compact bundle). */
+static int rep_span_ms(store_t *s, const char *id, int rep, double *span_ms, sl_error_t *err) {
+    sqlite3_stmt *st = NULL;
+    *span_ms = -1;
+    if (prepare(s, "SELECT MIN(start_us), MAX(end_us) FROM op_events WHERE experiment_id=? AND rep=?", &st, err))
+        return SL_E_DB;
+    bind_text(st, 1, id);
+    sqlite3_bind_int(st, 2, rep);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        *span_ms = (sqlite3_column_double(st, 1) - sqlite3_column_double(st, 0)) / 1000.0;
+    stmt_done(s, st);
+    return rc == SQLITE_ROW ? SL_OK : db_error(err, s, "reading the timeline's span");
+}
+
+/* The result's timeline_span_ms and timeline_stretch: the median rep's stored ops against the
+ * median total. Only here, not in experiment_row: a list would pay a scan of ops per item. */
+static int add_timeline_span(store_t *s, const char *id, json_t *result, sl_error_t *err) {
+    if (!json_is_object(result))
+        return SL_OK;
+    double span_ms = -1;
+    int median = (int)json_integer_value(json_object_get(result, "median_rep"));
+    if (rep_span_ms(s, id, median, &span_ms, err))
+        return SL_E_DB;
+    double median_ms = json_number_value(json_object_get(json_object_get(result, "total_ms"), "median"));
+    if (json_object_set_new(result, "timeline_span_ms", span_ms >= 0 ? json_real(span_ms) : json_null()) ||
+        json_object_set_new(result, "timeline_stretch", stretch_json(span_ms, median_ms)))
+        return sl_error_set(err, SL_E_NOMEM, "", "out of memory");
+    return SL_OK;
+}
+
 json_t *store_experiment_json(store_t *s, const char *id, sl_error_t *err) {
     sqlite3_stmt *st = NULL;
     json_t *out = NULL;
@@ -698,6 +735,10 @@ json_t *store_experiment_json(store_t *s, const char *id, sl_error_t *err) {
     else
         db_error(err, s, "reading the experiment");
     stmt_done(s, st);
+    if (out && add_timeline_span(s, id, json_object_get(out, "result"), err)) {
+        json_decref(out);
+        return NULL;
+    }
     return out;
 }
 
@@ -815,51 +856,93 @@ json_t *store_timeline_json(store_t *s, const char *id, int rep, sl_error_t *err
     char status[16];
     if (experiment_status(s, id, status, err))
         return NULL;
-    if (prepare(s, "SELECT reps, median_rep FROM results WHERE experiment_id=?", &st, err))
+    if (prepare(s,
+                "SELECT r.reps, r.median_rep, r.total_median_ms, e.spec FROM results r"
+                " JOIN experiments e ON e.id = r.experiment_id WHERE r.experiment_id=?",
+                &st, err))
         return NULL;
     bind_text(st, 1, id);
     int rc = sqlite3_step(st);
     int reps = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
     int median = rc == SQLITE_ROW ? sqlite3_column_int(st, 1) : -1;
+    double median_ms = rc == SQLITE_ROW ? sqlite3_column_double(st, 2) : 0;
+    const char *spec_text = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 3) : NULL;
+    json_t *spec = spec_text ? json_loads(spec_text, 0, NULL) : NULL;
     stmt_done(s, st);
+    json_t *timing = json_string_value(json_object_get(spec, "timing")) ? json_incref(json_object_get(spec, "timing"))
+                                                                        : json_null();
+    json_decref(spec);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        json_decref(timing);
         db_error(err, s, "reading the result");
         return NULL;
     }
     if (reps < 0) {
+        json_decref(timing);
         sl_error_set(err, SL_E_CONFLICT, "", "experiment %s is %s: it has no timeline", id, status);
         return NULL;
     }
     if (rep < 0)
         rep = median;
     if (rep >= reps) {
+        json_decref(timing);
         sl_error_set(err, SL_E_INVALID, "rep", "rep must be between 0 and %d", reps - 1);
+        return NULL;
+    }
+    json_t *rep_ms = json_null();
+    if (prepare(s, "SELECT total_ms FROM result_reps WHERE experiment_id=? AND rep=?", &st, err)) {
+        json_decref(timing);
+        return NULL;
+    }
+    bind_text(st, 1, id);
+    sqlite3_bind_int(st, 2, rep);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        rep_ms = json_real(sqlite3_column_double(st, 0));
+    stmt_done(s, st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        json_decref(timing);
+        db_error(err, s, "reading the rep's total");
         return NULL;
     }
     if (prepare(s,
                 "SELECT device, stream, chunk, op, start_us, end_us, bytes FROM op_events"
                 " WHERE experiment_id=? AND rep=? ORDER BY rowid",
-                &st, err))
+                &st, err)) {
+        json_decref(timing);
+        json_decref(rep_ms);
         return NULL;
+    }
     bind_text(st, 1, id);
     sqlite3_bind_int(st, 2, rep);
     json_t *ops = json_array();
+    double first_us = 0, last_us = 0;
     while (ops && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        double start_us = sqlite3_column_double(st, 4), end_us = sqlite3_column_double(st, 5);
+        if (json_array_size(ops) == 0 || start_us < first_us)
+            first_us = start_us;
+        if (json_array_size(ops) == 0 || end_us > last_us)
+            last_us = end_us;
         json_t *o = json_pack("{s:i, s:i, s:i, s:s, s:f, s:f, s:I}", "device", sqlite3_column_int(st, 0), "stream",
                               sqlite3_column_int(st, 1), "chunk", sqlite3_column_int(st, 2), "op",
-                              (const char *)sqlite3_column_text(st, 3), "start_us", sqlite3_column_double(st, 4),
-                              "end_us", sqlite3_column_double(st, 5), "bytes", (json_int_t)sqlite3_column_int64(st, 6));
+                              (const char *)sqlite3_column_text(st, 3), "start_us", start_us, "end_us", end_us,
+                              "bytes", (json_int_t)sqlite3_column_int64(st, 6));
         if (o)
             json_array_append_new(ops, o);
     }
     stmt_done(s, st);
     if (!ops || rc != SQLITE_DONE) {
         json_decref(ops);
+        json_decref(timing);
+        json_decref(rep_ms);
         db_error(err, s, "reading the timeline");
         return NULL;
     }
-    return json_pack("{s:s, s:i, s:i, s:i, s:o}", "experiment", id, "rep", rep, "median_rep", median, "reps", reps,
-                     "ops", ops);
+    double span_ms = json_array_size(ops) ? (last_us - first_us) / 1000.0 : 0;
+    return json_pack("{s:s, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "experiment", id, "rep", rep, "median_rep",
+                     median, "reps", reps, "span_ms", json_array_size(ops) ? json_real(span_ms) : json_null(),
+                     "rep_ms", rep_ms, "median_ms", median_ms > 0 ? json_real(median_ms) : json_null(), "stretch",
+                     stretch_json(span_ms, median_ms), "timing", timing, "ops", ops);
 }
 
 json_t *store_sweep_json(store_t *s, const char *sweep_id, sl_error_t *err) {

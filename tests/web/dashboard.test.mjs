@@ -487,6 +487,59 @@ test('a multi-GPU run has one lane per stream and device', async () => {
   await page.closeAll();
 });
 
+// A timeline says how far it is from the run (issue 21): a sim run spans its total and has
+// no note; the same run imported with its median rep's ops made twice as long, as if recorded
+// on a GPU with a CUDA event around every op, says so in words above its Gantt.
+test('run detail: the timeline\'s span against the median, and a note where it is stretched', async () => {
+  const r = await apiCall('POST', '/api/experiments', { variant: 'async_v1', streams: 4, size: 2 ** 25, reps: 3, warmup: 0, label: 'web-test stretch' });
+  check(r.status === 202, 'POST a sim run', 202, `${r.status} ${r.text}`);
+  const e = await waitFinished(r.json.id);
+  check(e.status === 'done', 'the sim run is done', 'done', `${e.status} ${e.error || ''}`);
+  const page = await newPage();
+  await open(page, `#/run/${e.id}`);
+  await page.waitForSelector('#timeline-canvas');
+  const line = await page.$eval('#timeline-span', (el) => el.textContent).catch(() => null);
+  check(line && /timeline spans .*ms/.test(line) && /the run's median .*ms/.test(line), 'the span and the median near the Gantt',
+    'timeline spans … ms · the run\'s median … ms', line);
+  check(!(await page.$('#stretch-note')), 'a sim run (stretch 1) has no note', 'absent', 'present');
+
+  // the same run, its median rep's ops twice as long, as a GPU run timed by events
+  const bundle = await apiGet(`/api/export?experiment=${e.id}`);
+  const stretchedId = `${e.id}-stretched`;
+  const other = JSON.parse(JSON.stringify(bundle).split(e.id).join(stretchedId));
+  const x = other.experiments[0];
+  x.result.backend = 'cuda';
+  const median = other.timelines[stretchedId].find((t) => t.rep === x.result.median_rep);
+  const first = Math.min(...median.ops.map((o) => o.start_us));
+  for (const o of median.ops) {
+    o.start_us = first + 2 * (o.start_us - first);
+    o.end_us = first + 2 * (o.end_us - first);
+  }
+  const imp = await apiCall('POST', '/api/import', other);
+  check(imp.status === 200, 'POST /api/import of the stretched bundle', 200, `${imp.status} ${imp.text.slice(0, 300)}`);
+  const tl = await apiGet(`/api/experiments/${stretchedId}/timeline`);
+  check(Math.abs(tl.stretch - 2) < 0.02, 'the API says the imported timeline is 2× its median', 2, tl.stretch);
+  await open(page, `#/run/${stretchedId}`);
+  await page.waitForSelector('#timeline-canvas');
+  const note = await page.$eval('#stretch-note', (el) => el.textContent).catch(() => null);
+  check(note && /2(\.0)?× the run's median/.test(note) && /CUDA event around every operation/.test(note)
+    && /Op durations on the engines are still right/.test(note), 'the note says how far and why, in words', 'This timeline is 2.0× the run\'s median: … CUDA event …', note);
+  const visible = await page.$eval('#stretch-note', (el) => el.offsetHeight > 0 && getComputedStyle(el).visibility !== 'hidden');
+  check(visible, 'the note is visible', 'visible', 'hidden');
+  const line2 = await page.$eval('#timeline-span', (el) => el.textContent);
+  check(/(1\.9\d|2\.0\d)× the median/.test(line2), 'the span line gives the stretch', '2.00× the median', line2);
+  // another rep, whose ops were left as they were: no note
+  const otherRep = (x.result.median_rep + 1) % x.result.reps;
+  await open(page, `#/run/${stretchedId}?rep=${otherRep}`);
+  await page.waitForSelector('#timeline-canvas');
+  check(!(await page.$('#stretch-note')), `rep ${otherRep}, not stretched, has no note`, 'absent', 'present');
+  await open(page, `#/run/${stretchedId}`);
+  await page.waitForSelector('#stretch-note');
+  await shot(page, '11b-run-stretched-timeline');
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
 test('runs: filter, sort, select several and compare them', async () => {
   const page = await newPage();
   await open(page, '#/runs');

@@ -1,11 +1,12 @@
 // run.js — the Run detail view (#/run/ID?rep=K&t0=..&t1=..): the measured per-stream
-// timeline of one repetition (the median one unless rep is given) as a Gantt chart, the
-// model's predicted timeline under it where a 1-stream trace of this size exists, and
-// the numbers a GPU engineer asks first: total (median and spread), floor and efficiency,
-// overlap, bandwidths against the machine's calibration, verification; then the full spec
-// and the machine. A queued or running experiment is polled until it finishes. A simulated
-// run says so beside its machine, and one that simulated another machine (spec.sim_of)
-// shows that machine, whose calibration it used, beside the one it ran on.
+// timeline of one repetition (the median one unless rep is given) as a Gantt chart, with
+// how far it is from the run (its span against the median total, and a note in words where
+// it is stretched), the model's predicted timeline under it where a 1-stream trace of this
+// size exists, and the numbers a GPU engineer asks first: total (median and spread), floor
+// and efficiency, overlap, bandwidths against the machine's calibration, verification; then
+// the full spec and the machine. A queued or running experiment is polled until it finishes.
+// A simulated run says so beside its machine, and one that simulated another machine
+// (spec.sim_of) shows that machine, whose calibration it used, beside the one it ran on.
 
 import { api } from './api.js';
 import { createGantt } from './gantt.js';
@@ -203,6 +204,7 @@ async function renderFinished(root, ctx, e) {
   const { tl, note } = await timelineOf(e, rep);
   if (!ctx.alive()) return;
   if (note) gantts.append(note);
+  gantts.append(...spanAndStretch(tl, e));
   const shownRep = tl.rep ?? tl.median_rep ?? null;
 
   // the reps strip: click a bar to see that repetition's timeline
@@ -265,6 +267,40 @@ async function renderFinished(root, ctx, e) {
       slot.append(h('p', { class: 'muted' }, `No predicted timeline: ${err.message}`));
     }
   }
+}
+
+// How far the timeline is from the run: its span (first op start to last op end) against the
+// median total, and, where the span is more than 5% longer, a note saying why in words. The
+// total comes from clean repetitions; the traced ones pay for their timing (server/API.md,
+// docs/METHOD.md "The timeline against the total").
+const STRETCH_NOTE_ABOVE = 1.05;
+
+function stretchWhy(timing, backend) {
+  const after = 'at this many streams the host\'s issue sets the pace, so the recorded ops run later than in the'
+    + ' clean repetitions the total comes from. Op durations on the engines are still right; the gaps and the span are not.';
+  if (backend === 'sim') return 'its ops ran later than in the repetitions the total comes from: the gaps and the span overstate the run.';
+  if (timing === 'cupti') {
+    return `it was recorded with CUPTI's activity tracing, which slows every CUDA call the issuing thread makes; ${after}`;
+  }
+  if (timing === 'events') {
+    return `it was recorded with a CUDA event around every operation, which costs the issuing thread about 2 µs each; ${after}`;
+  }
+  return 'its ops ran later than in the repetitions the total comes from: the gaps and the span overstate the run.';
+}
+
+function spanAndStretch(tl, e) {
+  if (typeof tl.span_ms !== 'number') return [];
+  const parts = [`timeline spans ${fmtMs(tl.span_ms)}`];
+  if (typeof tl.median_ms === 'number') parts.push(`the run's median ${fmtMs(tl.median_ms)}`);
+  if (tl.rep !== tl.median_rep && typeof tl.rep_ms === 'number') parts.push(`rep ${tl.rep}'s own total ${fmtMs(tl.rep_ms)}`);
+  const stretch = typeof tl.stretch === 'number' ? tl.stretch : null;
+  if (stretch !== null) parts.push(`${stretch.toFixed(2)}× the median`);
+  const out = [h('p', { class: 'timeline-span mono', id: 'timeline-span', 'data-stretch': stretch ?? '' }, parts.join(' · '))];
+  if (stretch !== null && stretch > STRETCH_NOTE_ABOVE) {
+    out.push(h('p', { class: 'rep-note stretch-note', id: 'stretch-note', role: 'note' },
+      `This timeline is ${stretch.toFixed(1)}× the run's median: ${stretchWhy(tl.timing ?? e.spec?.timing, e.result?.backend)}`));
+  }
+  return out;
 }
 
 // The timeline of rep K (the median where none is asked for). A bundle exported with
