@@ -86,3 +86,16 @@ bench-zero-copy: $(BENCH_ZC_BIN)
 .PHONY: bench-soak
 bench-soak: $(BIN) $(BENCH_REF_BIN)
 	@python3 bench/bench_soak.py $(BIN) $(BENCH_REF_BIN) --out $(BUILD)/bench $(BENCH_SOAK_FLAGS)
+
+# `make bench-calls` (issue 19): the CUDA calls one rep makes, by kind, streamlab against the
+# reference, counted by CUPTI's callback API through an injection library (bench/count_calls.c).
+BENCH_CALLS_LIB := $(BUILD)/bench/libcount_calls.so
+$(BENCH_CALLS_LIB): bench/count_calls.c
+	@mkdir -p $(dir $@)
+	@if [ -z "$(NVCC)" ]; then echo "bench-calls: CUDA not found"; exit 1; fi
+	$(CC) -shared -fPIC -O2 -Wall -Wextra -I$(CUDA_HOME)/include -o $@ $< -L$(CUDA_HOME)/lib64 \
+	  -Wl,-rpath,$(CUDA_HOME)/lib64 -lcupti
+
+.PHONY: bench-calls
+bench-calls: $(BIN) $(BENCH_REF_BIN) $(BENCH_CALLS_LIB)
+	@python3 bench/bench_calls.py $(BIN) $(BENCH_REF_BIN) $(BENCH_CALLS_LIB) --out $(BUILD)/bench
