@@ -14,6 +14,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lab import has_gpu  # noqa: E402
+
 POINTS = [("async_v2", "v2", 1 << 22, 256), ("async_v1", "v1", 1 << 22, 128), ("sequential", "seq", 1 << 25, 1)]
 
 
@@ -37,10 +40,7 @@ def main():
     ap.add_argument("lib")
     ap.add_argument("--out", default="build/bench")
     a = ap.parse_args()
-    try:
-        if subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode != 0:
-            raise OSError
-    except OSError:
+    if not has_gpu():
         print("bench-calls: skipped (no GPU)")
         return 0
     os.makedirs(a.out, exist_ok=True)

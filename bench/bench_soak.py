@@ -18,7 +18,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import Lab, free_port  # noqa: E402
+from lab import Lab, free_port, has_gpu  # noqa: E402
 
 POINTS = [  # (variant, log2 size, streams): issue 19's host-bound and two-mode points
     ("async_v2", 22, 256), ("async_v2", 22, 32), ("async_v1", 22, 128), ("async_v1", 25, 64), ("sequential", 25, 1)]
@@ -65,11 +65,7 @@ def main():
     ap.add_argument("--out", default="build/bench")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    try:
-        has_gpu = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
-    except OSError:
-        has_gpu = False
-    if not has_gpu:
+    if not has_gpu():
         print("bench-soak: skipped (no GPU)")
         return 0
     port, label = free_port(), f"bench-soak-{os.getpid()}"

@@ -35,6 +35,15 @@ class Lab:
         return health
 
 
+def has_gpu():
+    """Whether nvidia-smi sees a GPU here (no nvidia-smi: no)."""
+    import subprocess
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
 def free_port():
     """A port nothing listens on now (the server binds it a moment later)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

@@ -76,6 +76,13 @@ static double num_or(const json_t *o, const char *key, double dflt) {
     return json_is_number(v) ? json_number_value(v) : dflt;
 }
 
+/* An integer field: its value where it is a number an int holds exactly enough (a machine
+ * from a bundle may say anything: casting 1e30 to int is undefined), else dflt. */
+static int int_or(const json_t *o, const char *key, int dflt) {
+    double v = num_or(o, key, dflt);
+    return v >= -1e9 && v <= 1e9 ? (int)v : dflt;
+}
+
 static void text_of(const json_t *o, const char *key, char *out, size_t len) {
     const char *v = json_string_value(json_object_get(o, key));
     if (v)
@@ -98,15 +105,15 @@ static int device_from_json(const json_t *g, int index, device_info_t *d, sl_err
     const char *cc = json_string_value(json_object_get(g, "compute_capability"));
     if (!cc || sscanf(cc, "%d.%d", &d->cc_major, &d->cc_minor) != 2)
         d->cc_major = d->cc_minor = 0;
-    d->sm_count = (int)num_or(g, "sm_count", 0);
-    d->max_threads_per_sm = (int)num_or(g, "max_threads_per_sm", 0);
-    d->max_blocks_per_sm = (int)num_or(g, "max_blocks_per_sm", 0);
-    d->async_engines = (int)num_or(g, "copy_engines", 0);
-    d->concurrent_kernels = (int)num_or(g, "concurrent_kernels", 1);
+    d->sm_count = int_or(g, "sm_count", 0);
+    d->max_threads_per_sm = int_or(g, "max_threads_per_sm", 0);
+    d->max_blocks_per_sm = int_or(g, "max_blocks_per_sm", 0);
+    d->async_engines = int_or(g, "copy_engines", 0);
+    d->concurrent_kernels = int_or(g, "concurrent_kernels", 1);
     double mem = num_or(g, "memory_bytes", 0);
     d->mem_bytes = mem > 0 && mem < 1e18 ? (uint64_t)mem : 0;
-    d->pcie_gen = (int)num_or(g, "pcie_gen", 0);
-    d->pcie_width = (int)num_or(g, "pcie_width", 0);
+    d->pcie_gen = int_or(g, "pcie_gen", 0);
+    d->pcie_width = int_or(g, "pcie_width", 0);
     if (d->sm_count < 1 || d->sm_count > 100000 || d->max_threads_per_sm < 32 || d->max_blocks_per_sm < 1 ||
         d->async_engines < 1 || d->async_engines > 64)
         return sl_error_set(err, SL_E_INVALID, at,
@@ -125,7 +132,7 @@ static int device_from_json(const json_t *g, int index, device_info_t *d, sl_err
         double v = num_or(kn, kernel_names[k], 0);
         cal->kernel_ns_per_elem[k] = isfinite(v) && v > 0 ? v : 0;
     }
-    cal->samples = (int)num_or(c, "samples", 0);
+    cal->samples = int_or(c, "samples", 0);
     if (!(cal->h2d_gbps > 0 && cal->d2h_gbps > 0 && cal->bidir_gbps > 0 && cal->kernel_ns_per_elem[KERNEL_BLOG] > 0))
         return sl_error_set(err, SL_E_INVALID, at,
                             "%s.calibration lacks what the model needs: h2d_gbps, d2h_gbps, bidir_gbps and "
@@ -151,7 +158,7 @@ int machine_from_json(const json_t *j, machine_info_t *m, sl_error_t *err) {
     text_of(j, "cuda_runtime", m->cuda_runtime, sizeof m->cuda_runtime);
     text_of(j, "cuda_driver", m->cuda_driver, sizeof m->cuda_driver);
     text_of(j, "driver_version", m->driver_version, sizeof m->driver_version);
-    m->cpu_threads = (int)num_or(j, "cpu_threads", 1);
+    m->cpu_threads = int_or(j, "cpu_threads", 1);
     int be = sl_enum_parse(backend_names, BACKEND__COUNT, json_string_value(json_object_get(j, "backend")));
     m->backend = be == BACKEND_CUDA ? BACKEND_CUDA : BACKEND_SIM;
     m->device_count = (int)n;

@@ -838,6 +838,12 @@ TEST(machines_read_back_from_json) {
     CHECK_NEAR(a->calib.dirty_cache_mib, b->calib.dirty_cache_mib, 1e-9);
     CHECK_NEAR(a->calib.kernel_ns_per_elem[KERNEL_BLOG], b->calib.kernel_ns_per_elem[KERNEL_BLOG], 1e-12);
     json_t *g = json_array_get(json_object_get(j, "gpus"), 0);
+    /* a count no int holds (a bundle may say anything) is as good as absent */
+    json_object_set_new(g, "sm_count", json_real(1e30));
+    CHECK_INT(SL_E_INVALID, machine_from_json(j, &back, &err));
+    CHECK_STR("gpus[0]", err.field);
+    json_object_set_new(g, "sm_count", json_integer(a->sm_count));
+    CHECK_INT(SL_OK, machine_from_json(j, &back, &err));
     json_object_del(json_object_get(g, "calibration"), "bidir_gbps");
     CHECK_INT(SL_E_INVALID, machine_from_json(j, &back, &err));
     CHECK_STR("gpus[0]", err.field);
