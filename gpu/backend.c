@@ -119,6 +119,9 @@ static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machi
     basis.streams = 1;
     basis.predict = false;
     basis.reps_auto = false;
+    /* every op traced in every traced rep, as the model's host and tax terms were
+     * fitted on (a 1-stream basis is one share anyway, unless it runs many chunks) */
+    basis.trace_ops = TRACE_ALL;
     /* the trace is the op-by-op median of the basis reps: as many as the run's, 5 to 15 */
     basis.reps = spec->reps_auto || spec->reps > 15 ? 15 : spec->reps < 5 ? 5 : spec->reps;
     /* Events, not CUPTI, time the basis, though CUPTI's op durations are the truer ones

@@ -48,6 +48,7 @@ const char *const stream_flags_names[SFLAGS__COUNT] = {"default", "non_blocking"
 const char *const flush_names[FLUSH__COUNT] = {"none", "stream_query"};
 const char *const driver_mode_names[DRIVER__COUNT] = {"auto", "linux", "tcc", "wddm", "mcdm"};
 const char *const timing_names[TIMING__COUNT] = {"events", "cupti"};
+const char *const trace_ops_names[TRACE__COUNT] = {"sampled", "all"};
 const char *const backend_names[BACKEND__COUNT] = {"auto", "cuda", "sim", "cpu"};
 const char *const op_names[OP__COUNT] = {"h2d", "kernel", "d2h", "host"};
 
@@ -74,6 +75,7 @@ void spec_defaults(spec_t *spec, variant_t variant) {
     spec->flush = FLUSH_NONE;
     spec->driver_mode = DRIVER_AUTO;
     spec->timing = TIMING_EVENTS;
+    spec->trace_ops = TRACE_SAMPLED;
     spec->reps = 10;
     spec->reps_auto = false;
     spec->warmup = 2;
@@ -166,13 +168,19 @@ void result_free(result_t *r) {
     memset(r, 0, sizeof *r);
 }
 
+int stats_median_index(const double *v, int n) {
+    stats_t st;
+    stats_compute(v, n > 0 ? (size_t)n : 0, &st);
+    int m = 0;
+    for (int i = 1; i < n; i++)
+        if (fabs(v[i] - st.median) < fabs(v[m] - st.median))
+            m = i;
+    return m;
+}
+
 void result_summarise(result_t *r) {
     stats_compute(r->rep_ms, (size_t)r->reps, &r->total_ms);
-    /* The median repetition: the one whose total is closest to the median. */
-    r->median_rep = 0;
-    for (int i = 1; i < r->reps; i++)
-        if (fabs(r->rep_ms[i] - r->total_ms.median) < fabs(r->rep_ms[r->median_rep] - r->total_ms.median))
-            r->median_rep = i;
+    r->median_rep = stats_median_index(r->rep_ms, r->reps);
     r->h2d_ms = r->kernel_ms = r->d2h_ms = r->host_ms = 0;
     double h2d_bytes = 0, d2h_bytes = 0;
     if (r->timelines && r->reps > 0) {

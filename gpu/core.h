@@ -60,6 +60,9 @@ typedef enum { SFLAGS_DEFAULT, SFLAGS_NON_BLOCKING, SFLAGS__COUNT } stream_flags
 typedef enum { FLUSH_NONE, FLUSH_STREAM_QUERY, FLUSH__COUNT } flush_t;
 typedef enum { DRIVER_AUTO, DRIVER_LINUX, DRIVER_TCC, DRIVER_WDDM, DRIVER_MCDM, DRIVER__COUNT } driver_mode_t;
 typedef enum { TIMING_EVENTS, TIMING_CUPTI, TIMING__COUNT } timing_t;
+/* which ops a traced rep puts events around: a rotating share of them, few enough that
+ * the events do not slow the rep (issue 21), or every op in every traced rep (the seeds' way) */
+typedef enum { TRACE_SAMPLED, TRACE_ALL, TRACE__COUNT } trace_ops_t;
 typedef enum { BACKEND_AUTO, BACKEND_CUDA, BACKEND_SIM, BACKEND_CPU, BACKEND__COUNT } backend_kind_t;
 typedef enum { OP_H2D, OP_KERNEL, OP_D2H, OP_HOST, OP__COUNT } op_kind_t;
 
@@ -72,6 +75,7 @@ extern const char *const stream_flags_names[SFLAGS__COUNT];
 extern const char *const flush_names[FLUSH__COUNT];
 extern const char *const driver_mode_names[DRIVER__COUNT];
 extern const char *const timing_names[TIMING__COUNT];
+extern const char *const trace_ops_names[TRACE__COUNT];
 extern const char *const backend_names[BACKEND__COUNT];
 extern const char *const op_names[OP__COUNT];
 /* index of s in names[0..n), or -1 */
@@ -100,6 +104,7 @@ typedef struct spec {
     flush_t flush;
     driver_mode_t driver_mode;
     timing_t timing;
+    trace_ops_t trace_ops;  /* "trace_ops": sampled (default) | all */
     int reps;               /* measured repetitions; with reps_auto the cap */
     bool reps_auto;         /* "reps": "auto": repeat until the median is known within 0.5% */
     int warmup;
@@ -145,6 +150,8 @@ typedef struct stats {
     double median, min, max, mean, stddev;
 } stats_t;
 void stats_compute(const double *values, size_t n, stats_t *out);
+/* The index of the median value: the one closest to the median (the first of equals); 0 when n < 1. */
+int stats_median_index(const double *v, int n);
 /* reps "auto": is the median of values known within rel (0.005 = 0.5%)? Uses the
  * median's standard error, 1.2533 * stddev / sqrt(n), from at least 5 values. */
 bool stats_median_known(const double *values, size_t n, double rel);

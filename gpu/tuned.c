@@ -184,6 +184,7 @@ int tuned_choose(const spec_t *spec, const machine_info_t *m, spec_t *chosen, js
                 spec_t t = trial[i];
                 t.reps = 5;
                 t.warmup = 1;
+                t.trace_ops = TRACE_ALL; /* a trial wants its total, not a composed timeline */
                 t.predict = false;
                 result_t r;
                 memset(&r, 0, sizeof r);

@@ -11,7 +11,7 @@
 
 static const char *const fields[] = {
     "variant", "size", "streams", "chunks", "kernel", "kernel_iters", "block_size", "launch", "host_memory",
-    "default_stream", "stream_flags", "flush", "driver_mode", "timing", "reps", "warmup", "devices", "backend",
+    "default_stream", "stream_flags", "flush", "driver_mode", "timing", "trace_ops", "reps", "warmup", "devices", "backend",
     "label", "sync", "host_share", "predict", "sim_of",
 };
 
@@ -149,6 +149,7 @@ int spec_from_json(json_t *obj, spec_t *out, sl_error_t *err) {
     ENUM("flush", flush_names, FLUSH__COUNT, s.flush);
     ENUM("driver_mode", driver_mode_names, DRIVER__COUNT, s.driver_mode);
     ENUM("timing", timing_names, TIMING__COUNT, s.timing);
+    ENUM("trace_ops", trace_ops_names, TRACE__COUNT, s.trace_ops);
     ENUM("backend", backend_names, BACKEND__COUNT, s.backend);
 #undef ENUM
     if ((v = json_object_get(obj, "reps"))) {
@@ -262,6 +263,7 @@ json_t *spec_to_json(const spec_t *s) {
     if (o) {
         json_object_set_new(o, "reps", s->reps_auto ? json_string("auto") : json_integer(s->reps));
         json_object_set_new(o, "predict", json_boolean(s->predict));
+        json_object_set_new(o, "trace_ops", json_string(trace_ops_names[s->trace_ops]));
         if (s->sim_of[0]) /* only where set: specs stored before sim_of read back unchanged */
             json_object_set_new(o, "sim_of", json_string(s->sim_of));
     }

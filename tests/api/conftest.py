@@ -47,6 +47,7 @@ SPEC_DEFAULTS = {
     "flush": "none",
     "driver_mode": "auto",
     "timing": "events",
+    "trace_ops": "sampled",
     "reps": 10,
     "warmup": 2,
     "devices": [0],

@@ -61,7 +61,7 @@ def test_given_fields_are_stored_as_given(idle_server):
     spec = {"variant": "round_robin", "size": 1000003, "streams": 3, "chunks": 12,
             "kernel": "compute", "kernel_iters": 4, "block_size": 128, "launch": "max_occupancy",
             "host_memory": "pageable", "default_stream": "legacy", "stream_flags": "non_blocking",
-            "flush": "stream_query", "driver_mode": "auto", "timing": "events", "reps": 4,
+            "flush": "stream_query", "driver_mode": "auto", "timing": "events", "trace_ops": "all", "reps": 4,
             "warmup": 0, "devices": [0], "backend": "sim", "label": "given fields"}
     exp = idle_server.create(spec)
     stored = idle_server.experiment(exp["id"])["spec"]

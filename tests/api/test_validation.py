@@ -36,6 +36,7 @@ BAD_FIELD_VALUES = [
     ("driver_mode", "bogus"), ("driver_mode", 3),
     ("driver_mode", "wddm"),  # the simulated Linux H100 is not WDDM: "a mismatch is 422"
     ("timing", "bogus"), ("timing", 1),
+    ("trace_ops", "bogus"), ("trace_ops", "every"), ("trace_ops", 1), ("trace_ops", None),
     ("reps", 0), ("reps", -1), ("reps", "ten"), ("reps", 1.5), ("reps", 10 ** 12),
     ("warmup", -1), ("warmup", "2"), ("warmup", 1.5), ("warmup", 10 ** 12),
     ("devices", []), ("devices", [1]), ("devices", [-1]), ("devices", "0"), ("devices", 0),

@@ -90,8 +90,14 @@ static int run_checked(const spec_t *s, result_t *r) {
     CHECK(r->reps >= 1 && r->total_ms.median > 0, "%s: expected reps >= 1 and a positive median, got %d, %g", name,
           r->reps, r->total_ms.median);
     size_t want = s->variant == VARIANT_TUNED ? 0 : plan_timed_ops(s);
+    bool sampled = s->timing == TIMING_EVENTS && s->trace_ops == TRACE_SAMPLED && s->variant != VARIANT_TUNED;
+    int composed = 0;
     for (int k = 0; k < r->reps; k++) {
         const timeline_t *tl = &r->timelines[k];
+        /* sampled: a few reps' timelines and the median one's are composed, the others empty */
+        if (sampled && tl->count == 0 && k != r->median_rep)
+            continue;
+        composed++;
         if (want)
             CHECK(tl->count == want, "%s rep %d: expected %zu ops in the timeline, got %zu", name, k, want, tl->count);
         int bad = 0;
@@ -99,6 +105,13 @@ static int run_checked(const spec_t *s, result_t *r) {
             if (!(tl->ops[i].end_us >= tl->ops[i].start_us) || tl->ops[i].start_us < -5.0)
                 bad++;
         CHECK(bad == 0, "%s rep %d: %d ops with end < start or starting before the rep", name, k, bad);
+    }
+    if (sampled) { /* the first of every third rep's and the median one's */
+        int want_n = 0;
+        for (int k = 0; k < r->reps; k++)
+            want_n += k % ((s->reps + 2) / 3) == 0 || k == r->median_rep;
+        CHECK(s->reps_auto || composed == want_n, "%s: expected %d composed timelines, got %d", name, want_n,
+              composed);
     }
     return rc;
 }
@@ -557,6 +570,72 @@ static void test_multi_gpu(void) {
     result_free(&r);
 }
 
+/* trace_ops sampled against all at a host-bound point (2^22 async_v2 x128), in one run:
+ * the sampled timelines are composed of several shares and whole (run_checked), each
+ * chunk's ops in their order (a chunk's ops come from one rep), and the median rep's
+ * span is nearer the run's clean median than the every-op timeline's (issue 21). */
+static double span_ratio(const result_t *r) {
+    const timeline_t *tl = &r->timelines[r->median_rep];
+    double a = INFINITY, b = -INFINITY;
+    for (size_t i = 0; i < tl->count; i++) {
+        a = fmin(a, tl->ops[i].start_us);
+        b = fmax(b, tl->ops[i].end_us);
+    }
+    return tl->count ? (b - a) / (1000.0 * r->total_ms.median) : 0;
+}
+
+static void test_sampled(void) {
+    spec_t s;
+    result_t rs, ra;
+    memset(&rs, 0, sizeof rs);
+    memset(&ra, 0, sizeof ra);
+    spec_base(&s, VARIANT_ASYNC_V2, 1u << 22, 128);
+    s.reps = 5;
+    s.warmup = 2;
+    s.trace_ops = TRACE_SAMPLED;
+    if (run_checked(&s, &rs) != SL_OK)
+        return;
+    s.trace_ops = TRACE_ALL;
+    if (run_checked(&s, &ra) != SL_OK) {
+        result_free(&rs);
+        return;
+    }
+    json_t *ts = json_object_get(rs.extra, "timing"), *ta = json_object_get(ra.extra, "timing");
+    json_int_t shares = json_integer_value(json_object_get(ts, "shares"));
+    CHECK(shares > 1, "sampled x128: expected several shares (the probe's every-op rep is slower), got %lld",
+          (long long)shares);
+    CHECK(json_integer_value(json_object_get(ta, "shares")) == 1, "all: expected one share");
+    CHECK(strcmp(json_string_value(json_object_get(ts, "trace_ops")), "sampled") == 0, "sampled: extra says so");
+    int disorder = 0;
+    for (int k = 0; k < rs.reps; k++) {
+        const timeline_t *tl = &rs.timelines[k];
+        double end_of[3 * 128 + 3];
+        for (int c = 0; c < 128; c++)
+            end_of[c] = -INFINITY;
+        for (size_t i = 0; i < tl->count; i++) { /* plan order: a chunk's h2d, kernel, d2h */
+            const op_event_t *o = &tl->ops[i];
+            if (o->chunk < 0 || o->chunk >= 128)
+                continue;
+            disorder += o->start_us + 0.5 < end_of[o->chunk];
+            end_of[o->chunk] = o->end_us;
+        }
+    }
+    CHECK(disorder == 0, "sampled: expected each chunk's ops in order, %d started before the one before ended",
+          disorder);
+    double rs_ratio = span_ratio(&rs), ra_ratio = span_ratio(&ra);
+    char *probe = json_dumps(json_object_get(ts, "probe"), JSON_COMPACT);
+    printf("  2^22 async_v2 x128: sampled %lld shares, span / median %.3f (clean %.3f ms); all: %.3f (clean %.3f "
+           "ms); probe %s\n",
+           (long long)shares, rs_ratio, rs.total_ms.median, ra_ratio, ra.total_ms.median,
+           probe ? probe : "-");
+    free(probe);
+    CHECK(fabs(rs_ratio - 1) < fabs(ra_ratio - 1),
+          "sampled: expected a span nearer the median than every op's events give, got %.3f against %.3f", rs_ratio,
+          ra_ratio);
+    result_free(&rs);
+    result_free(&ra);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     machine_discover(&machine, false, "test-gpu");
@@ -613,6 +692,8 @@ int main(void) {
     test_overlap();
     printf("events vs cupti:\n");
     test_cupti_agrees();
+    printf("trace_ops sampled:\n");
+    test_sampled();
     printf("extra:\n");
     test_extra();
     printf("zero_copy:\n");

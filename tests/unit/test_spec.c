@@ -68,11 +68,11 @@ static bool accepted(const char *text, spec_t *out, const char *file, int line) 
 
 #define V "{\"variant\":\"async_v1\","
 
-/* Every field of the spec (API.md "Experiment spec", plus predict). */
+/* Every field of the spec (API.md "Experiment spec", plus predict and trace_ops). */
 static const char *const spec_fields[] = {
     "variant", "size", "streams", "chunks", "kernel", "kernel_iters", "block_size", "launch", "host_memory",
-    "default_stream", "stream_flags", "flush", "driver_mode", "timing", "reps", "warmup", "devices", "backend",
-    "label", "sync", "host_share", "predict"};
+    "default_stream", "stream_flags", "flush", "driver_mode", "timing", "trace_ops", "reps", "warmup", "devices",
+    "backend", "label", "sync", "host_share", "predict"};
 #define SPEC_FIELD_COUNT (sizeof spec_fields / sizeof spec_fields[0])
 
 /* ---- defaults ---- */
@@ -124,6 +124,7 @@ TEST(defaults_are_the_documented_values) {
     CHECK_INT(FLUSH_NONE, s.flush);
     CHECK_INT(DRIVER_AUTO, s.driver_mode);
     CHECK_INT(TIMING_EVENTS, s.timing);
+    CHECK_INT(TRACE_SAMPLED, s.trace_ops);
     CHECK_INT(10, s.reps);
     CHECK_INT(2, s.warmup);
     CHECK_INT(BACKEND_AUTO, s.backend);
@@ -422,10 +423,12 @@ TEST(enum_fields_good_and_bad) {
     enum_field("flush", flush_names, FLUSH__COUNT, offsetof(spec_t, flush));
     enum_field("driver_mode", driver_mode_names, DRIVER__COUNT, offsetof(spec_t, driver_mode));
     enum_field("timing", timing_names, TIMING__COUNT, offsetof(spec_t, timing));
+    enum_field("trace_ops", trace_ops_names, TRACE__COUNT, offsetof(spec_t, trace_ops));
     BAD(V "\"launch\":\"grid_stride\"}", "launch");
     BAD(V "\"host_memory\":\"managed\"}", "host_memory");
     BAD(V "\"driver_mode\":\"mps\"}", "driver_mode");
     BAD(V "\"timing\":\"nvtx\"}", "timing");
+    BAD(V "\"trace_ops\":\"some\"}", "trace_ops");
 }
 
 TEST(reps_good_and_bad) {
@@ -652,7 +655,8 @@ static bool spec_equal(const spec_t *a, const spec_t *b) {
               a->block_size == b->block_size && a->launch == b->launch && a->host_memory == b->host_memory &&
               a->default_stream == b->default_stream && a->stream_flags == b->stream_flags &&
               a->flush == b->flush && a->driver_mode == b->driver_mode && a->timing == b->timing &&
-              a->reps == b->reps && a->reps_auto == b->reps_auto && a->warmup == b->warmup &&
+              a->trace_ops == b->trace_ops && a->reps == b->reps && a->reps_auto == b->reps_auto &&
+              a->warmup == b->warmup &&
               a->device_count == b->device_count && a->backend == b->backend && a->sync == b->sync &&
               a->host_share == b->host_share && a->predict == b->predict && strcmp(a->label, b->label) == 0;
     for (int i = 0; eq && i < a->device_count; i++)

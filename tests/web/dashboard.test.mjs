@@ -254,7 +254,7 @@ test('the submit form shows the server\'s defaults: a default submit stores exac
     return [name, checked ? checked.value : text ? text.value : null, r.querySelector('.field-default').textContent];
   }));
   const expectedFields = ['sim_of', 'variant', 'size', 'streams', 'chunks', 'kernel', 'kernel_iters', 'block_size', 'launch', 'host_memory',
-    'default_stream', 'stream_flags', 'flush', 'driver_mode', 'timing', 'reps', 'warmup', 'devices', 'backend', 'predict',
+    'default_stream', 'stream_flags', 'flush', 'driver_mode', 'timing', 'trace_ops', 'reps', 'warmup', 'devices', 'backend', 'predict',
     'label', 'sync', 'host_share'];
   check(JSON.stringify(form.map((f) => f[0])) === JSON.stringify(expectedFields), 'every field of the API spec is on the form', expectedFields.join(','), form.map((f) => f[0]).join(','));
   await shot(page, '02-submit');
@@ -509,6 +509,7 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   const other = JSON.parse(JSON.stringify(bundle).split(e.id).join(stretchedId));
   const x = other.experiments[0];
   x.result.backend = 'cuda';
+  x.spec.trace_ops = 'all'; // an event pair around every op (the sim stored the default, sampled)
   const median = other.timelines[stretchedId].find((t) => t.rep === x.result.median_rep);
   const first = Math.min(...median.ops.map((o) => o.start_us));
   for (const o of median.ops) {
@@ -524,6 +525,19 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   const note = await page.$eval('#stretch-note', (el) => el.textContent).catch(() => null);
   check(note && /2(\.0)?× the run's median/.test(note) && /CUDA event around every operation/.test(note)
     && /Op durations on the engines are still right/.test(note), 'the note says how far and why, in words', 'This timeline is 2.0× the run\'s median: … CUDA event …', note);
+  // the same stretch under the default sampled timeline: the note says why in its own words
+  const sampledId = `${e.id}-sampled`;
+  const third = JSON.parse(JSON.stringify(other).split(stretchedId).join(sampledId));
+  third.experiments[0].spec.trace_ops = 'sampled';
+  const imp3 = await apiCall('POST', '/api/import', third);
+  check(imp3.status === 200, 'POST /api/import of the sampled bundle', 200, `${imp3.status} ${imp3.text.slice(0, 300)}`);
+  const page3 = await newPage();
+  await open(page3, `#/run/${sampledId}`);
+  await page3.waitForSelector('#timeline-canvas');
+  const note3 = await page3.$eval('#stretch-note', (el) => el.textContent).catch(() => null);
+  check(note3 && /composed from several traced repetitions/.test(note3) && !/CUDA event around every operation/.test(note3),
+    'a sampled timeline\'s note says it is composed, not taxed by every op\'s events', 'composed from several traced repetitions', note3);
+  await page3.closeAll();
   const visible = await page.$eval('#stretch-note', (el) => el.offsetHeight > 0 && getComputedStyle(el).visibility !== 'hidden');
   check(visible, 'the note is visible', 'visible', 'hidden');
   const line2 = await page.$eval('#timeline-span', (el) => el.textContent);

@@ -19,7 +19,7 @@ import {
 // the variants POST /api/predict models (server/API.md)
 const PREDICTABLE = new Set(['async_v1', 'async_v2', 'round_robin', 'engine_streams']);
 const SPEC_ORDER = ['variant', 'size', 'streams', 'chunks', 'kernel', 'kernel_iters', 'block_size', 'launch',
-  'host_memory', 'default_stream', 'stream_flags', 'flush', 'driver_mode', 'timing', 'reps', 'warmup',
+  'host_memory', 'default_stream', 'stream_flags', 'flush', 'driver_mode', 'timing', 'trace_ops', 'reps', 'warmup',
   'devices', 'backend', 'sim_of', 'predict', 'label', 'sync', 'host_share'];
 
 // The first number under `key` anywhere in obj (machines carry calibration per device).
@@ -275,12 +275,17 @@ async function renderFinished(root, ctx, e) {
 // docs/METHOD.md "The timeline against the total").
 const STRETCH_NOTE_ABOVE = 1.05;
 
-function stretchWhy(timing, backend) {
+function stretchWhy(timing, backend, traceOps) {
   const after = 'at this many streams the host\'s issue sets the pace, so the recorded ops run later than in the'
     + ' clean repetitions the total comes from. Op durations on the engines are still right; the gaps and the span are not.';
   if (backend === 'sim') return 'its ops ran later than in the repetitions the total comes from: the gaps and the span overstate the run.';
   if (timing === 'cupti') {
     return `it was recorded with CUPTI's activity tracing, which slows every CUDA call the issuing thread makes; ${after}`;
+  }
+  if (timing === 'events' && traceOps === 'sampled') {
+    return 'it is composed from several traced repetitions, each timing one share of the operations (its events'
+      + ' cost that repetition about 1%); a span this much longer than the median means those repetitions ran'
+      + ' slower than the clean ones: the host\'s pace drifts from one repetition to the next on this machine.';
   }
   if (timing === 'events') {
     return `it was recorded with a CUDA event around every operation, which costs the issuing thread about 2 µs each; ${after}`;
@@ -298,7 +303,7 @@ function spanAndStretch(tl, e) {
   const out = [h('p', { class: 'timeline-span mono', id: 'timeline-span', 'data-stretch': stretch ?? '' }, parts.join(' · '))];
   if (stretch !== null && stretch > STRETCH_NOTE_ABOVE) {
     out.push(h('p', { class: 'rep-note stretch-note', id: 'stretch-note', role: 'note' },
-      `This timeline is ${stretch.toFixed(1)}× the run's median: ${stretchWhy(tl.timing ?? e.spec?.timing, e.result?.backend)}`));
+      `This timeline is ${stretch.toFixed(1)}× the run's median: ${stretchWhy(tl.timing ?? e.spec?.timing, e.result?.backend, e.spec?.trace_ops ?? 'all')}`));
   }
   return out;
 }

@@ -44,6 +44,8 @@ const FIELDS = [
   { group: 'Measurement', name: 'driver_mode', type: 'enum', values: ['auto', 'linux', 'tcc', 'wddm'], def: 'auto', axis: true,
     help: 'the driver model the run requires; a mismatch is refused' },
   { group: 'Measurement', name: 'timing', type: 'enum', values: ['events', 'cupti'], def: 'events', axis: true },
+  { group: 'Measurement', name: 'trace_ops', type: 'enum', values: ['sampled', 'all'], def: 'sampled', axis: true,
+    help: 'the timeline\'s events: around a share of the ops per traced rep (cheap), or around every op (the seeds\' way)' },
   { group: 'Measurement', name: 'reps', type: 'reps', def: 10, min: 1, max: 1000, axis: true,
     help: 'measured repetitions, or auto' },
   { group: 'Measurement', name: 'warmup', type: 'int', def: 2, min: 0, axis: true, help: 'unmeasured repetitions first' },
