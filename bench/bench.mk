@@ -99,3 +99,10 @@ $(BENCH_CALLS_LIB): bench/count_calls.c
 .PHONY: bench-calls
 bench-calls: $(BIN) $(BENCH_REF_BIN) $(BENCH_CALLS_LIB)
 	@python3 bench/bench_calls.py $(BIN) $(BENCH_REF_BIN) $(BENCH_CALLS_LIB) --out $(BUILD)/bench
+
+# `make bench-timeline` (issue 21): the seeds' 38 points with the default sampled timeline,
+# with an event pair around every op, and under CUPTI (its cross-check holds each op of a
+# sampled timeline against CUPTI's record of it in the same rep). Spans against totals.
+.PHONY: bench-timeline
+bench-timeline: $(BIN)
+	@python3 bench/bench_timeline.py $(BIN) --out $(BUILD)/bench $(BENCH_TIMELINE_FLAGS)

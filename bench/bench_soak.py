@@ -14,11 +14,10 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import Lab, free_port, has_gpu  # noqa: E402
+from lab import has_gpu, start_server  # noqa: E402
 
 POINTS = [  # (variant, log2 size, streams): issue 19's host-bound and two-mode points
     ("async_v2", 22, 256), ("async_v2", 22, 32), ("async_v1", 22, 128), ("async_v1", 25, 64), ("sequential", 25, 1)]
@@ -68,13 +67,8 @@ def main():
     if not has_gpu():
         print("bench-soak: skipped (no GPU)")
         return 0
-    port, label = free_port(), f"bench-soak-{os.getpid()}"
-    tmp = tempfile.mkdtemp(prefix="soak.")
-    log = open(os.path.join(a.out, "soak-server.log"), "w")
-    srv = subprocess.Popen([a.bin, "serve", "--listen", f"127.0.0.1:{port}", "--db", os.path.join(tmp, "soak.db"),
-                            "--machine-label", label], stdout=log, stderr=subprocess.STDOUT)
+    srv, lab, label = start_server(a.bin, "soak", a.out)
     ref = subprocess.Popen([a.ref, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
-    lab = Lab(port)
     try:
         health = lab.wait_health(label)
         if health.get("backend") != "cuda":
@@ -97,13 +91,7 @@ def main():
                 rf[p].append(float(ans[1]))
                 e = lab.call("POST", "/api/experiments", {"variant": v, "size": 1 << lg, "streams": s, "reps": a.reps,
                                                           "warmup": 3, "backend": "cuda", "label": f"soak {r + 1}"})
-                while True:
-                    e = lab.call("GET", f"/api/experiments/{e['id']}")
-                    if e["status"] in ("done", "failed", "cancelled"):
-                        break
-                    time.sleep(0.05)
-                if e["status"] != "done":
-                    raise SystemExit(f"streamlab {p}: {e.get('error')}")
+                e = lab.finished(e["id"], f"streamlab {p}")
                 sl[p].append(e["result"]["total_ms"]["median"])
             counts.append((f"after round {r + 1}", proc_counts(srv.pid)))
         print(f"\n{'point':<22} {'sl 1-5':>8} {'sl last5':>9} {'last/first':>10} {'slope ms/run':>12} "

@@ -16,6 +16,18 @@ class Lab:
         with urllib.request.urlopen(req, timeout=self.timeout) as r:
             return json.load(r)
 
+    def finished(self, exp_id, what, poll_s=0.05):
+        """GET the experiment until it has finished: the done experiment, or SystemExit
+        naming `what` with its error."""
+        while True:
+            e = self.call("GET", f"/api/experiments/{exp_id}")
+            if e["status"] in ("done", "failed", "cancelled"):
+                break
+            time.sleep(poll_s)
+        if e["status"] != "done":
+            raise SystemExit(f"{what}: {e.get('error') or e['status']}")
+        return e
+
     def wait_health(self, label, deadline_s=120):
         """GET /api/health until it answers (the server is starting): its answer. The
         server was started with --machine-label label: another answering on the port
@@ -33,6 +45,21 @@ class Lab:
         if not ours or ours[0].get("label") != label:
             raise SystemExit(f"{self.base}: another server answers there, not the one started with label {label}")
         return health
+
+
+def start_server(binary, name, out_dir):
+    """`binary serve` on a free port with a fresh store in a temporary folder, labelled
+    bench-NAME-PID, its output into OUT_DIR/NAME-server.log: (process, Lab, label). The
+    caller waits with lab.wait_health(label) and terminates the process."""
+    import os
+    import subprocess
+    import tempfile
+    port, label = free_port(), f"bench-{name}-{os.getpid()}"
+    tmp = tempfile.mkdtemp(prefix=f"{name}.")
+    log = open(os.path.join(out_dir, f"{name}-server.log"), "w")
+    srv = subprocess.Popen([binary, "serve", "--listen", f"127.0.0.1:{port}", "--db", os.path.join(tmp, f"{name}.db"),
+                            "--machine-label", label], stdout=log, stderr=subprocess.STDOUT)
+    return srv, Lab(port), label
 
 
 def has_gpu():

@@ -1,0 +1,111 @@
+"""bench_timeline.py — `make bench-timeline`: is the timeline a run shows the run's? (issue 21)
+One `streamlab serve` process runs the seeds' 38 points (2^22 and 2^25; sequential; async_v1/v2
+x 1..256 streams) three ways, interleaved point by point:
+  sampled  timing events, trace_ops sampled (the default): events around one share of the chunks
+           per traced rep, a timeline composed from `shares` traced reps;
+  all      timing events, trace_ops all: an event pair around every op of every traced rep;
+  cupti    timing cupti, trace_ops sampled: its cross-check times one timeline both ways, so each op
+           of the sampled timeline is held against CUPTI's record of the same op in the same rep.
+Printed per point: the run's median total, each way's median-rep timeline span / median total
+(the stretch), the shares, the seconds each run took, and the cross-check's start and end
+differences (median and largest over the ops, in us). A benchmark: it prints, it asserts nothing.
+
+usage: bench_timeline.py STREAMLAB_BIN [--reps N] [--backend cuda|sim] [--out DIR]"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lab import has_gpu, start_server  # noqa: E402
+
+STREAMS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+POINTS = [(v, lg, s) for lg in (22, 25) for v, ss in (("sequential", [1]), ("async_v1", STREAMS),
+                                                      ("async_v2", STREAMS)) for s in ss]
+WAYS = {"sampled": {"timing": "events", "trace_ops": "sampled"},
+        "all": {"timing": "events", "trace_ops": "all"},
+        "cupti": {"timing": "cupti", "trace_ops": "sampled"}}
+
+
+def seconds(e):
+    def t(s):
+        return datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
+    return (t(e["finished_at"]) - t(e["started_at"])).total_seconds()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bin")
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--backend", default="cuda")
+    ap.add_argument("--out", default="build/bench")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    if a.backend == "cuda" and not has_gpu():
+        print("bench-timeline: skipped (no GPU)")
+        return 0
+    srv, lab, label = start_server(a.bin, "timeline", a.out)
+    try:
+        health = lab.wait_health(label)
+        if health.get("backend") != a.backend and a.backend == "cuda":
+            print("bench-timeline: skipped (the server found no GPU)")
+            return 0
+        m = lab.call("GET", "/api/machines/" + health["machine_id"])
+        gpu = (m.get("gpus") or [{}])[0]
+        print(f"bench-timeline: {gpu.get('name')} ({gpu.get('uuid')}), "
+              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; backend {a.backend}, {a.reps} reps a run")
+        ids = []
+        for v, lg, s in POINTS:  # point by point, the three ways one after another
+            for way, spec in WAYS.items():
+                if a.backend != "cuda" and way == "cupti":
+                    continue
+                e = lab.call("POST", "/api/experiments", dict(spec, variant=v, size=1 << lg, streams=s, reps=a.reps,
+                                                              warmup=2, backend=a.backend, label=f"timeline {way}"))
+                ids.append(((v, lg, s), way, e["id"]))
+        got = {}
+        for p, way, i in ids:
+            got[(p, way)] = lab.finished(i, f"{p} {way}", poll_s=0.1)
+        print(f"\n{'point':<20} {'median ms':>9} {'sampled':>8} {'shares':>6} {'redone':>6} {'s':>5} {'all':>6} {'s':>5} "
+              f"{'cupti xc':>8} {'start med/max us':>16} {'end med/max us':>15}")
+        rows, within = [], 0
+        for p in POINTS:
+            v, lg, s = p
+            es, ea, ec = got[(p, "sampled")], got.get((p, "all")), got.get((p, "cupti"))
+            ts = es["result"]["extra"].get("timing", {}) if es["result"].get("extra") else {}
+            xc = ((ec or {}).get("result") or {}).get("extra", {}).get("timing", {}).get("cross_check", {})
+            st = es["result"].get("timeline_stretch")
+            within += st is not None and abs(st - 1) <= 0.05
+            row = {"variant": v, "size": 1 << lg, "streams": s, "median_ms": es["result"]["total_ms"]["median"],
+                   "stretch_sampled": st, "shares": ts.get("shares"), "seconds_sampled": seconds(es),
+                   "share_reps": ts.get("share_reps"), "clean_ms_all": ea["result"]["total_ms"]["median"] if ea else None,
+                   "stretch_all": ea["result"].get("timeline_stretch") if ea else None,
+                   "seconds_all": seconds(ea) if ea else None, "cross_check": {k: xc.get(k) for k in (
+                       "shares", "start_diff_us_median", "start_diff_us_max", "end_diff_us_median",
+                       "end_diff_us_max", "duration_diff_us_mean")}}
+            rows.append(row)
+
+            def f(x, fmt):
+                return format(x, fmt) if isinstance(x, (int, float)) else "-"
+            print(f"2^{lg} {v:<10} x{s:<4} {row['median_ms']:9.3f} {f(st, '8.3f')} {f(row['shares'], '6d')} {f((row['share_reps'] or {}).get('redone'), '6d')} "
+                  f"{row['seconds_sampled']:5.1f} {f(row['stretch_all'], '6.3f')} {f(row['seconds_all'], '5.1f')} "
+                  f"{f(xc.get('shares'), '8d')} "
+                  f"{f(xc.get('start_diff_us_median'), '7.1f')}/{f(xc.get('start_diff_us_max'), '<8.1f')} "
+                  f"{f(xc.get('end_diff_us_median'), '7.1f')}/{f(xc.get('end_diff_us_max'), '<7.1f')}")
+        print(f"\nsampled: median rep's span within 5% of the median total at {within} of {len(POINTS)} points")
+        for key in ("start_diff_us_median", "end_diff_us_median", "start_diff_us_max", "end_diff_us_max"):
+            vals = [r["cross_check"][key] for r in rows if isinstance(r["cross_check"].get(key), (int, float))]
+            if vals:
+                print(f"cross-check {key}: median over points {statistics.median(vals):.1f}, largest {max(vals):.1f}")
+        with open(os.path.join(a.out, "timeline.json"), "w") as fo:
+            json.dump({"gpu": gpu, "points": rows}, fo, indent=1)
+    finally:
+        srv.terminate()
+        srv.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
