@@ -197,6 +197,34 @@ test('examples: the button imports them, the runs list shows their machines, and
   await page.closeAll();
 });
 
+// A GPU run with sampled events (the default) composes timelines for a few reps and the
+// median one: another rep says so, not that a bundle dropped it.
+test('run detail: a sampled run\'s rep without a timeline says why and shows the median', async () => {
+  const r = await apiCall('POST', '/api/experiments', { variant: 'round_robin', streams: 2, chunks: 4, size: 2 ** 22, reps: 3, warmup: 0, label: 'web-test sampled' });
+  check(r.status === 202, 'POST a sim run', 202, `${r.status} ${r.text}`);
+  const e = await waitFinished(r.json.id);
+  check(e.status === 'done', 'the sim run is done', 'done', `${e.status} ${e.error || ''}`);
+  const bundle = await apiGet(`/api/export?experiment=${e.id}`);
+  const id = `${e.id}-gpu-sampled`;
+  const gpu = JSON.parse(JSON.stringify(bundle).split(e.id).join(id));
+  const x = gpu.experiments[0];
+  x.result.backend = 'cuda';
+  check(x.spec.trace_ops === 'sampled', 'the stored spec says trace_ops sampled (the default)', 'sampled', x.spec.trace_ops);
+  gpu.timelines[id] = gpu.timelines[id].filter((t) => t.rep === x.result.median_rep);
+  const imp = await apiCall('POST', '/api/import', gpu);
+  check(imp.status === 200, 'POST /api/import', 200, `${imp.status} ${imp.text.slice(0, 300)}`);
+  const other = (x.result.median_rep + 1) % x.result.reps;
+  const page = await newPage();
+  await open(page, `#/run/${id}?rep=${other}`);
+  await page.waitForSelector('#timeline-canvas', { timeout: 10000 });
+  const note = await page.$eval('#rep-note', (el) => el.textContent).catch(() => null);
+  check(note && /composed timelines for a few repetitions/.test(note) && note.includes(`rep ${x.result.median_rep}`)
+    && !/kept in this bundle/.test(note), 'the note says the run composed a few timelines, the median shown',
+  'This run composed timelines for a few repetitions only (… rep M): …', note);
+  checkNoProblems(page, [{ re: /status of (404|409|422)/, count: 1 }]);
+  await page.closeAll();
+});
+
 test('examples: a bundle that kept only the median repetition\'s ops says so for another rep', async () => {
   const imp = await apiCall('POST', '/api/examples', {}, { base: EXAMPLES_URL }); // idempotent: whatever the test before did
   check(imp.status === 200, 'POST /api/examples', 200, `${imp.status} ${imp.text}`);

@@ -327,10 +327,16 @@ async function timelineOf(e, rep) {
   if (err && (!inRange || err.status >= 500)) throw err;
   const medianTl = await api.timeline(e.id);
   const m = medianTl.median_rep ?? medianTl.rep ?? median;
+  // a GPU run with sampled events composes timelines for a few reps and the median one
+  // (server/API.md "trace_ops"); an imported compact bundle keeps the median's alone
+  const sampled = e.result?.backend === 'cuda' && (e.spec?.timing ?? 'events') === 'events'
+    && e.spec?.trace_ops === 'sampled';
   const note = h('p', { class: 'rep-note', id: 'rep-note', role: 'note' },
-    medianTl.ops.length
-      ? `Only the median repetition (rep ${m ?? '?'}) was kept in this bundle: rep ${rep} has no ops to draw, so the median is shown. `
-      : 'No repetition\'s ops were kept in this bundle: there is no timeline to draw. ',
+    !medianTl.ops.length
+      ? 'No repetition\'s ops were kept in this bundle: there is no timeline to draw. '
+      : sampled
+        ? `This run composed timelines for a few repetitions only (sampled events: three spread over the run and the median one, rep ${m ?? '?'}): rep ${rep} has none, so the median is shown. `
+        : `Only the median repetition (rep ${m ?? '?'}) was kept in this bundle: rep ${rep} has no ops to draw, so the median is shown. `,
     h('a', { href: hashFor('run', e.id, {}) }, 'show the median'));
   return { tl: medianTl, note };
 }
