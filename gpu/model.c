@@ -92,6 +92,23 @@ void model_default_host(model_host_t *h) {
     h->sync_us = 2.0;
 }
 
+void model_params_for_device(const device_info_t *dev, model_device_t *d, model_host_t *h) {
+    model_default_device(d);
+    model_default_host(h);
+    d->copy_engines = dev->async_engines > 0 ? dev->async_engines : 2;
+    d->sm_count = dev->sm_count;
+    d->max_threads_per_sm = dev->max_threads_per_sm;
+    d->max_blocks_per_sm = dev->max_blocks_per_sm;
+    if (dev->calib.valid && dev->calib.h2d_gbps > 0 && dev->calib.bidir_gbps > 0)
+        d->bidir_derate = fmin(1.0, dev->calib.bidir_gbps / dev->calib.h2d_gbps);
+    d->bidir_copy_us = plan_bidir_copy_us(&dev->calib, d->bidir_derate);
+    d->copy_switch_us = dev->calib.copy_switch_us;
+    if (dev->calib.copy_submit_us > 0)
+        h->copy_submit_us = dev->calib.copy_submit_us;
+    if (dev->calib.kernel_launch_us > 0)
+        h->kernel_launch_us = dev->calib.kernel_launch_us;
+}
+
 /* When op i's completion is visible to op `to`, which depends on it. A pre-Hyper-Q run
  * of back-to-back kernels signals other work only when the run ends; a kernel of the
  * same run follows its predecessor at once (else the run waits for its own end). */

@@ -92,6 +92,11 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err);
 /* The simulated H100 (sim backend defaults, measured on the lent H100s). */
 void model_default_device(model_device_t *d);
 void model_default_host(model_host_t *h);
+/* The defaults above with what a device says of itself and its calibration measured:
+ * copy engines (2 where unknown), SMs and their limits, the both-ways derate (at most
+ * 1) and fixed cost, the copy switch, the host's issue costs. The sim and the predictor
+ * both start from it. */
+void model_params_for_device(const device_info_t *dev, model_device_t *d, model_host_t *h);
 
 #ifdef __cplusplus
 }

@@ -224,20 +224,7 @@ void trace_fill_blocks(trace_t *t, const spec_t *spec, const device_info_t *dev)
 
 void predict_params_for(const device_info_t *dev, predict_params_t *p) {
     memset(p, 0, sizeof *p);
-    model_default_device(&p->dev);
-    model_default_host(&p->host);
-    p->dev.copy_engines = dev->async_engines > 0 ? dev->async_engines : 2;
-    p->dev.sm_count = dev->sm_count;
-    p->dev.max_threads_per_sm = dev->max_threads_per_sm;
-    p->dev.max_blocks_per_sm = dev->max_blocks_per_sm;
-    if (dev->calib.valid && dev->calib.h2d_gbps > 0 && dev->calib.bidir_gbps > 0)
-        p->dev.bidir_derate = fmin(1.0, dev->calib.bidir_gbps / dev->calib.h2d_gbps);
-    p->dev.bidir_copy_us = plan_bidir_copy_us(&dev->calib, p->dev.bidir_derate);
-    p->dev.copy_switch_us = dev->calib.copy_switch_us;
-    if (dev->calib.copy_submit_us > 0)
-        p->host.copy_submit_us = dev->calib.copy_submit_us;
-    if (dev->calib.kernel_launch_us > 0)
-        p->host.kernel_launch_us = dev->calib.kernel_launch_us;
+    model_params_for_device(dev, &p->dev, &p->host);
     p->block_size = 256;
 }
 

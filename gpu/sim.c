@@ -75,20 +75,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
     in->devices = plan->devices;
     in->events = plan->events;
     in->legacy_default = plan->legacy_default;
-    model_default_device(&in->dev);
-    model_default_host(&in->host);
-    in->dev.copy_engines = dev->async_engines;
-    in->dev.sm_count = dev->sm_count;
-    in->dev.max_threads_per_sm = dev->max_threads_per_sm;
-    in->dev.max_blocks_per_sm = dev->max_blocks_per_sm;
-    if (dev->calib.valid && dev->calib.h2d_gbps > 0 && dev->calib.bidir_gbps > 0)
-        in->dev.bidir_derate = dev->calib.bidir_gbps / dev->calib.h2d_gbps;
-    in->dev.bidir_copy_us = plan_bidir_copy_us(&dev->calib, in->dev.bidir_derate);
-    in->dev.copy_switch_us = dev->calib.copy_switch_us;
-    if (dev->calib.copy_submit_us > 0)
-        in->host.copy_submit_us = dev->calib.copy_submit_us;
-    if (dev->calib.kernel_launch_us > 0)
-        in->host.kernel_launch_us = dev->calib.kernel_launch_us;
+    model_params_for_device(dev, &in->dev, &in->host);
     double per_elem_ns = plan_kernel_ns_per_elem(spec, dev);
     /* a device whose calibration lacks the zero-copy rate (a machine imported from before
      * it was measured) moves at the sim H100's (gpu/devices.c) */
