@@ -48,7 +48,7 @@ PROFILES := $(DEFAULT_PROFILE) $(filter-out $(DEFAULT_PROFILE),$(sort $(wildcard
 SERVER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SERVER_SRC))
 BIN := $(BUILD)/streamlab
 
-# keep every intermediate object (make would delete support.o after each test link)
+# keep every intermediate object (make would delete them after each test link)
 .SECONDARY:
 
 .PHONY: all run test test-unit test-api test-web test-san test-gpu test-crash deps web-vendor clean bench-gpu bench-model replay-model bench-http bench-zero-copy bench-copies fuzz
@@ -101,7 +101,7 @@ run: deps all
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-UNIT_LINK := $(filter-out $(BUILD)/obj/server/main.o,$(SERVER_OBJ)) $(BUILD)/obj/tests/unit/support.o $(CORE_OBJ)
+UNIT_LINK := $(filter-out $(BUILD)/obj/server/main.o,$(SERVER_OBJ)) $(CORE_OBJ)
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(UNIT_LINK)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(UNIT_LINK) $(LDLIBS)

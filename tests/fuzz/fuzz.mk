@@ -9,8 +9,8 @@
 #
 # Every harness links the project's own sources, built again here with
 # -fsanitize=fuzzer-no-link,address,undefined: server/*.c but main.c, db/*.c, gpu/*.c
-# (the CUDA stub included; server/app.c gives app_store and app_new_id), the embedded
-# migrations and tests/unit/support.c. New corpus entries go to
+# (the CUDA stub included; server/app.c gives app_store and app_new_id) and the embedded
+# migrations and profiles. New corpus entries go to
 # $(FUZZ_BUILD)/corpus/<harness>; the seeds in tests/fuzz/corpus/<harness> are read,
 # never written. A crash leaves its input in
 # $(FUZZ_BUILD)/artifacts/; keep it as tests/fuzz/crashes/<harness>-<short-name>.
@@ -29,8 +29,7 @@ FUZZ_CFLAGS := -g -O1 -fno-omit-frame-pointer -std=c11 -D_GNU_SOURCE -fopenmp -p
                -Wall -Wno-unknown-pragmas $(FUZZ_SAN)
 FUZZ_LDLIBS := -Wl,-Bstatic -lmicrohttpd -Wl,-Bdynamic -lgnutls -ljansson -lsqlite3 -lm -ldl -lrt
 
-FUZZ_SRC := $(filter-out server/main.c,$(wildcard server/*.c)) $(wildcard db/*.c) $(wildcard gpu/*.c) \
-            tests/unit/support.c
+FUZZ_SRC := $(filter-out server/main.c,$(wildcard server/*.c)) $(wildcard db/*.c) $(wildcard gpu/*.c)
 FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRC)) $(FUZZ_BUILD)/obj/gen/migrations.o \
             $(FUZZ_BUILD)/obj/gen/profile.o
 FUZZ_HDR := $(wildcard server/*.h db/*.h gpu/*.h) tests/fuzz/fuzz_util.h
