@@ -6,11 +6,14 @@
 #include "sim_of.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void sim_of_profiles_load(app_t *app) {
     app->profiles = json_object();
-    if (!app->profiles) {
+    app->profile_machines = calloc((size_t)(profile_count() > 0 ? profile_count() : 1), sizeof *app->profile_machines);
+    app->nprofile_machines = 0;
+    if (!app->profiles || !app->profile_machines) {
         fprintf(stderr, "streamlab: out of memory loading the machine profiles\n");
         return;
     }
@@ -29,25 +32,27 @@ void sim_of_profiles_load(app_t *app) {
             fprintf(stderr, "streamlab: embedded profile %d does not load (%s): it cannot be simulated\n", i, why);
         else if (json_object_set(app->profiles, m.id, meta))
             fprintf(stderr, "streamlab: out of memory keeping embedded profile %d\n", i);
+        else
+            app->profile_machines[app->nprofile_machines++] = m;
         json_decref(p);
     }
 }
 
 void sim_of_profiles_store(app_t *app, store_t *store) {
-    for (int i = 0; i < profile_count(); i++) {
-        json_t *p = json_loads(profile_text(i), 0, NULL);
-        machine_info_t m;
+    for (int i = 0; i < app->nprofile_machines; i++) {
+        const machine_info_t *m = &app->profile_machines[i];
         sl_error_t err = {0};
-        if (p && machine_from_json(json_object_get(p, "machine"), &m, &err) == SL_OK &&
-            json_object_get(app->profiles, m.id) && store_upsert_machine(store, &m, &err))
-            fprintf(stderr, "streamlab: storing embedded profile %d's machine %s failed: %s\n", i, m.id, err.message);
-        json_decref(p);
+        if (store_upsert_machine(store, m, &err))
+            fprintf(stderr, "streamlab: storing embedded profile machine %s failed: %s\n", m->id, err.message);
     }
 }
 
 void sim_of_profiles_free(app_t *app) {
     json_decref(app->profiles);
     app->profiles = NULL;
+    free(app->profile_machines);
+    app->profile_machines = NULL;
+    app->nprofile_machines = 0;
 }
 
 const machine_info_t *sim_of_machine(app_t *app, store_t *store, const spec_t *spec, machine_info_t *sim,

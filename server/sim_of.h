@@ -7,7 +7,8 @@
 #include "app.h"
 
 /* Parse the embedded profiles into app->profiles (machine id -> the profile's "profile"
- * metadata); one that does not parse is logged and left out. Never fails. */
+ * metadata) and their machines into app->profile_machines; one that does not parse is
+ * logged and left out. Never fails. */
 void sim_of_profiles_load(app_t *app);
 /* Upsert every loaded profile's machine into the store (logged where one fails). */
 void sim_of_profiles_store(app_t *app, store_t *store);
