@@ -197,6 +197,16 @@ test('examples: the button imports them, the runs list shows their machines, and
   await page.closeAll();
 });
 
+// A one-experiment bundle imported again under the id `to`, as if another run: edit(bundle,
+// experiment) changes it first (a GPU backend, a spec field, its ops). The imported bundle.
+async function importAs(bundle, from, to, edit) {
+  const copy = JSON.parse(JSON.stringify(bundle).split(from).join(to));
+  edit(copy, copy.experiments[0]);
+  const imp = await apiCall('POST', '/api/import', copy);
+  check(imp.status === 200, `POST /api/import of ${to}`, 200, `${imp.status} ${imp.text.slice(0, 300)}`);
+  return copy;
+}
+
 // A GPU run with sampled events (the default) composes timelines for a few reps and the
 // median one: another rep says so, not that a bundle dropped it.
 test('run detail: a sampled run\'s rep without a timeline says why and shows the median', async () => {
@@ -206,13 +216,11 @@ test('run detail: a sampled run\'s rep without a timeline says why and shows the
   check(e.status === 'done', 'the sim run is done', 'done', `${e.status} ${e.error || ''}`);
   const bundle = await apiGet(`/api/export?experiment=${e.id}`);
   const id = `${e.id}-gpu-sampled`;
-  const gpu = JSON.parse(JSON.stringify(bundle).split(e.id).join(id));
-  const x = gpu.experiments[0];
-  x.result.backend = 'cuda';
-  check(x.spec.trace_ops === 'sampled', 'the stored spec says trace_ops sampled (the default)', 'sampled', x.spec.trace_ops);
-  gpu.timelines[id] = gpu.timelines[id].filter((t) => t.rep === x.result.median_rep);
-  const imp = await apiCall('POST', '/api/import', gpu);
-  check(imp.status === 200, 'POST /api/import', 200, `${imp.status} ${imp.text.slice(0, 300)}`);
+  const x = (await importAs(bundle, e.id, id, (b, xe) => {
+    xe.result.backend = 'cuda';
+    check(xe.spec.trace_ops === 'sampled', 'the stored spec says trace_ops sampled (the default)', 'sampled', xe.spec.trace_ops);
+    b.timelines[id] = b.timelines[id].filter((t) => t.rep === xe.result.median_rep);
+  })).experiments[0];
   const other = (x.result.median_rep + 1) % x.result.reps;
   const page = await newPage();
   await open(page, `#/run/${id}?rep=${other}`);
@@ -534,18 +542,17 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   // the same run, its median rep's ops twice as long, as a GPU run timed by events
   const bundle = await apiGet(`/api/export?experiment=${e.id}`);
   const stretchedId = `${e.id}-stretched`;
-  const other = JSON.parse(JSON.stringify(bundle).split(e.id).join(stretchedId));
+  const other = await importAs(bundle, e.id, stretchedId, (b, xe) => {
+    xe.result.backend = 'cuda';
+    xe.spec.trace_ops = 'all'; // an event pair around every op (the sim stored the default, sampled)
+    const median = b.timelines[stretchedId].find((t) => t.rep === xe.result.median_rep);
+    const first = Math.min(...median.ops.map((o) => o.start_us));
+    for (const o of median.ops) {
+      o.start_us = first + 2 * (o.start_us - first);
+      o.end_us = first + 2 * (o.end_us - first);
+    }
+  });
   const x = other.experiments[0];
-  x.result.backend = 'cuda';
-  x.spec.trace_ops = 'all'; // an event pair around every op (the sim stored the default, sampled)
-  const median = other.timelines[stretchedId].find((t) => t.rep === x.result.median_rep);
-  const first = Math.min(...median.ops.map((o) => o.start_us));
-  for (const o of median.ops) {
-    o.start_us = first + 2 * (o.start_us - first);
-    o.end_us = first + 2 * (o.end_us - first);
-  }
-  const imp = await apiCall('POST', '/api/import', other);
-  check(imp.status === 200, 'POST /api/import of the stretched bundle', 200, `${imp.status} ${imp.text.slice(0, 300)}`);
   const tl = await apiGet(`/api/experiments/${stretchedId}/timeline`);
   check(Math.abs(tl.stretch - 2) < 0.02, 'the API says the imported timeline is 2× its median', 2, tl.stretch);
   await open(page, `#/run/${stretchedId}`);
@@ -555,10 +562,7 @@ test('run detail: the timeline\'s span against the median, and a note where it i
     && /Op durations on the engines are still right/.test(note), 'the note says how far and why, in words', 'This timeline is 2.0× the run\'s median: … CUDA event …', note);
   // the same stretch under the default sampled timeline: the note says why in its own words
   const sampledId = `${e.id}-sampled`;
-  const third = JSON.parse(JSON.stringify(other).split(stretchedId).join(sampledId));
-  third.experiments[0].spec.trace_ops = 'sampled';
-  const imp3 = await apiCall('POST', '/api/import', third);
-  check(imp3.status === 200, 'POST /api/import of the sampled bundle', 200, `${imp3.status} ${imp3.text.slice(0, 300)}`);
+  await importAs(other, stretchedId, sampledId, (b, xe) => { xe.spec.trace_ops = 'sampled'; });
   const page3 = await newPage();
   await open(page3, `#/run/${sampledId}`);
   await page3.waitForSelector('#timeline-canvas');
