@@ -5,7 +5,8 @@ steps, a plain CUDA program answering over a pipe): round i runs every point onc
 Printed per point: streamlab's and the reference's medians of runs 1-5 and of the last 5, their
 ratio, the slope (ms per run, least squares) and streamlab / reference over all runs; and after
 each round what the server process holds: threads, open files, RSS, locked and pinned memory
-(VmLck, VmPin) and its GPU memory (nvidia-smi). A benchmark: it prints, it asserts nothing.
+(VmLck, VmPin), its GPU memory (nvidia-smi) and the CUDA objects it says it holds (/metrics).
+A benchmark: it prints, it asserts nothing.
 
 usage: bench_soak.py STREAMLAB_BIN REF_BIN [--runs N] [--reps N] [--out DIR]"""
 import argparse
@@ -15,6 +16,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lab import has_gpu, start_server  # noqa: E402
@@ -44,6 +46,20 @@ def proc_counts(pid):
         out["gpu_mib"] = sum(int(l.split(",")[1]) for l in smi.splitlines() if l.split(",")[0].strip() == str(pid))
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         out["gpu_mib"] = None
+    return out
+
+
+def cuda_counts(lab):
+    """What the server says it holds of CUDA (/metrics streamlab_cuda_objects): {kind: n}."""
+    out = {}
+    try:
+        req = urllib.request.urlopen(lab.base + "/metrics", timeout=30)
+        for line in req.read().decode().splitlines():
+            if line.startswith("streamlab_cuda_objects{"):
+                kind = line.split('kind="')[1].split('"')[0]
+                out[kind] = int(float(line.rsplit(" ", 1)[1]))
+    except (OSError, ValueError, IndexError):
+        pass
     return out
 
 
@@ -79,7 +95,7 @@ def main():
               f"{a.runs} rounds, each point once per round in each program, {a.reps} reps a run")
         sl = {p: [] for p in POINTS}
         rf = {p: [] for p in POINTS}
-        counts = [("start", proc_counts(srv.pid))]
+        counts = [("start", dict(proc_counts(srv.pid), cuda=cuda_counts(lab)))]
         for r in range(a.runs):
             for p in POINTS:
                 v, lg, s = p
@@ -93,7 +109,7 @@ def main():
                                                           "warmup": 3, "backend": "cuda", "label": f"soak {r + 1}"})
                 e = lab.finished(e["id"], f"streamlab {p}")
                 sl[p].append(e["result"]["total_ms"]["median"])
-            counts.append((f"after round {r + 1}", proc_counts(srv.pid)))
+            counts.append((f"after round {r + 1}", dict(proc_counts(srv.pid), cuda=cuda_counts(lab))))
         print(f"\n{'point':<22} {'sl 1-5':>8} {'sl last5':>9} {'last/first':>10} {'slope ms/run':>12} "
               f"{'ref 1-5':>8} {'ref last5':>9} {'last/first':>10} {'sl/ref':>7}")
         rows = []
@@ -105,10 +121,14 @@ def main():
             print(f"2^{lg} {v} x{s:<8} {f5:8.3f} {l5:9.3f} {l5 / f5:10.3f} {slope(sl[p]):12.4f} {rf5:8.3f} {rl5:9.3f} "
                   f"{rl5 / rf5:10.3f} {ratio:7.3f}")
             rows.append({"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p]})
-        print(f"\n{'process':<16} {'threads':>7} {'fds':>5} {'RSS MiB':>8} {'VmLck':>7} {'VmPin':>7} {'GPU MiB':>8}")
+        print(f"\n{'process':<16} {'threads':>7} {'fds':>5} {'RSS MiB':>8} {'VmLck':>7} {'VmPin':>7} {'GPU MiB':>8} "
+              f"{'CUDA streams/events/graphs/execs/pinned/device allocs':>54}")
         for when, c in counts:
+            cu = c.get("cuda", {})
+            objs = "/".join(str(cu.get(k, "-")) for k in ("stream", "event", "graph", "graph_exec", "host_alloc",
+                                                          "device_alloc"))
             print(f"{when:<16} {c.get('threads', '-'):>7} {c.get('fds', '-'):>5} {c.get('VmRSS', '-'):>8} "
-                  f"{c.get('VmLck', '-'):>7} {c.get('VmPin', '-'):>7} {str(c.get('gpu_mib', '-')):>8}")
+                  f"{c.get('VmLck', '-'):>7} {c.get('VmPin', '-'):>7} {str(c.get('gpu_mib', '-')):>8} {objs:>54}")
         with open(os.path.join(a.out, "soak.json"), "w") as f:
             json.dump({"gpu": gpu, "points": rows, "process": counts}, f, indent=1)
     finally:

@@ -106,6 +106,10 @@ double backend_floor_ms(const spec_t *spec, const machine_info_t *m) {
     return floor_ms;
 }
 
+void backend_cuda_objects(long long out[CUDA_OBJ__COUNT]) {
+    cuda_objects(out);
+}
+
 /* The most event tax taken per op: 2.4-3.6 us on the lent H100 at 8-64 chunks; from
  * 2-4 chunks, where a few us of noise divide among 6-12 ops, -9 to +4.7. */
 #define EVENT_TAX_CAP_US 3.0

@@ -23,6 +23,10 @@ int backend_check(const spec_t *spec, const machine_info_t *m, sl_error_t *err);
 int backend_run(const spec_t *spec, const machine_info_t *m, result_t *out, sl_error_t *err);
 /* The floor: least time the copies and kernels can take fully overlapped, from calibration. */
 double backend_floor_ms(const spec_t *spec, const machine_info_t *m);
+/* What this process holds of CUDA now, by cuda_obj_t (streams, events, graphs, graph
+ * instances, pinned and device allocations streamlab made and has not freed): after a
+ * run, what it held before the run. All 0 without CUDA. */
+void backend_cuda_objects(long long out[CUDA_OBJ__COUNT]);
 
 #ifdef __cplusplus
 }

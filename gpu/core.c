@@ -51,6 +51,8 @@ const char *const timing_names[TIMING__COUNT] = {"events", "cupti"};
 const char *const trace_ops_names[TRACE__COUNT] = {"sampled", "all"};
 const char *const backend_names[BACKEND__COUNT] = {"auto", "cuda", "sim", "cpu"};
 const char *const op_names[OP__COUNT] = {"h2d", "kernel", "d2h", "host"};
+const char *const cuda_obj_names[CUDA_OBJ__COUNT] = {"stream", "event", "graph", "graph_exec", "host_alloc",
+                                                       "device_alloc"};
 
 int sl_enum_parse(const char *const *names, int n, const char *s) {
     for (int i = 0; s && i < n; i++)

@@ -65,6 +65,11 @@ typedef enum { TIMING_EVENTS, TIMING_CUPTI, TIMING__COUNT } timing_t;
 typedef enum { TRACE_SAMPLED, TRACE_ALL, TRACE__COUNT } trace_ops_t;
 typedef enum { BACKEND_AUTO, BACKEND_CUDA, BACKEND_SIM, BACKEND_CPU, BACKEND__COUNT } backend_kind_t;
 typedef enum { OP_H2D, OP_KERNEL, OP_D2H, OP_HOST, OP__COUNT } op_kind_t;
+/* CUDA objects a process holds (gpu/cuda.h cuda_objects, /metrics) */
+typedef enum {
+    CUDA_OBJ_STREAM, CUDA_OBJ_EVENT, CUDA_OBJ_GRAPH, CUDA_OBJ_GRAPH_EXEC, CUDA_OBJ_HOST_ALLOC, CUDA_OBJ_DEVICE_ALLOC,
+    CUDA_OBJ__COUNT
+} cuda_obj_t;
 
 extern const char *const variant_names[VARIANT__COUNT];
 extern const char *const kernel_names[KERNEL__COUNT];
@@ -78,6 +83,7 @@ extern const char *const timing_names[TIMING__COUNT];
 extern const char *const trace_ops_names[TRACE__COUNT];
 extern const char *const backend_names[BACKEND__COUNT];
 extern const char *const op_names[OP__COUNT];
+extern const char *const cuda_obj_names[CUDA_OBJ__COUNT];
 /* index of s in names[0..n), or -1 */
 int sl_enum_parse(const char *const *names, int n, const char *s);
 

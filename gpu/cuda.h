@@ -40,6 +40,11 @@ void cuda_reference_keep(bool on);
 /* How many CPU references this process has computed (what the tests see of the above). */
 uint64_t cuda_reference_count(void);
 
+/* What this process holds of CUDA now, as streamlab made it (gpu/cuda_objects.cu): alive
+ * streams, events, graphs, graph instances, pinned and device allocations, by
+ * cuda_obj_t. All 0 without CUDA. */
+void cuda_objects(long long out[CUDA_OBJ__COUNT]);
+
 #ifdef __cplusplus
 }
 #endif

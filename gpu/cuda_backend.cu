@@ -423,13 +423,13 @@ static int capture_graph(run_t *r, sl_error_t *err) {
     bool capturing = false;
     cudaGraph_t g = NULL;
     CUDA_CHECK(cudaSetDevice(dc->ordinal));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&r->graph_origin, cudaStreamDefault));
-    CUDA_CHECK(cudaEventCreateWithFlags(&r->graph_fork, cudaEventDisableTiming));
+    CUDA_CHECK(sl_stream_create(&r->graph_origin, cudaStreamDefault));
+    CUDA_CHECK(sl_event_create(&r->graph_fork, cudaEventDisableTiming));
     r->graph_join = (cudaEvent_t *)calloc((size_t)(dc->nstreams > 0 ? dc->nstreams : 1), sizeof *r->graph_join);
     if (!r->graph_join)
         SL_FAIL(SL_E_NOMEM, "out of memory capturing the plan");
     for (int st = 0; st < dc->nstreams; st++)
-        CUDA_CHECK(cudaEventCreateWithFlags(&r->graph_join[st], cudaEventDisableTiming));
+        CUDA_CHECK(sl_event_create(&r->graph_join[st], cudaEventDisableTiming));
     CUDA_CHECK(cudaStreamBeginCapture(r->graph_origin, cudaStreamCaptureModeThreadLocal));
     capturing = true;
     /* fork: every stream joins the capture behind the origin; join: the origin waits
@@ -449,17 +449,17 @@ static int capture_graph(run_t *r, sl_error_t *err) {
         CUDA_CHECK(cudaStreamWaitEvent(r->graph_origin, r->graph_join[st], 0));
     }
     capturing = false;
-    CUDA_CHECK(cudaStreamEndCapture(r->graph_origin, &g));
-    CUDA_CHECK(cudaGraphInstantiate(&r->graph_exec, g, 0));
+    CUDA_CHECK(sl_stream_end_capture(r->graph_origin, &g));
+    CUDA_CHECK(sl_graph_instantiate(&r->graph_exec, g));
 cleanup:
     if (capturing) { /* leave no stream capturing */
         cudaGraph_t broken = NULL;
-        if (cudaStreamEndCapture(r->graph_origin, &broken) == cudaSuccess && broken)
-            cudaGraphDestroy(broken);
+        if (sl_stream_end_capture(r->graph_origin, &broken) == cudaSuccess && broken)
+            sl_graph_destroy(broken);
         (void)cudaGetLastError();
     }
     if (g)
-        cudaGraphDestroy(g);
+        sl_graph_destroy(g);
     return rc;
 }
 
@@ -803,10 +803,10 @@ static int setup_device(run_t *r, int d, sl_error_t *err) {
             SL_FAIL(SL_E_INVALID, "device %d cannot map host memory: zero_copy cannot run on it", dc->ordinal);
         CUDA_CHECK(cudaHostGetDevicePointer((void **)&dc->h_mapped, r->h_buf, 0));
     } else if (dc->hi > dc->lo) {
-        CUDA_CHECK(cudaMalloc(&dc->d_buf, (dc->hi - dc->lo) * sizeof(float)));
+        CUDA_CHECK(sl_malloc(&dc->d_buf, (dc->hi - dc->lo) * sizeof(float)));
     }
-    CUDA_CHECK(cudaEventCreate(&dc->rep_start));
-    CUDA_CHECK(cudaEventCreate(&dc->rep_stop));
+    CUDA_CHECK(sl_event_create(&dc->rep_start, cudaEventDefault));
+    CUDA_CHECK(sl_event_create(&dc->rep_stop, cudaEventDefault));
     dc->nstreams = p->streams;
     if (dc->nstreams > 0) {
         dc->streams = (cudaStream_t *)calloc((size_t)dc->nstreams, sizeof *dc->streams);
@@ -817,9 +817,9 @@ static int setup_device(run_t *r, int d, sl_error_t *err) {
             SL_FAIL(SL_E_NOMEM, "out of memory creating %d streams", dc->nstreams);
         for (int st = 0; st < dc->nstreams; st++) {
             dc->last_op[st] = -1;
-            CUDA_CHECK(cudaStreamCreateWithFlags(&dc->streams[st], flags));
+            CUDA_CHECK(sl_stream_create(&dc->streams[st], flags));
             if (!r->blocking_streams)
-                CUDA_CHECK(cudaEventCreate(&dc->stream_end[st]));
+                CUDA_CHECK(sl_event_create(&dc->stream_end[st], cudaEventDefault));
         }
     }
     for (size_t i = 0; i < p->count; i++) {
@@ -862,16 +862,16 @@ static void teardown_device(dev_ctx_t *dc) {
     cudaDeviceSynchronize(); /* nothing in flight may touch what is freed below */
     for (int st = 0; dc->streams && st < dc->nstreams; st++)
         if (dc->streams[st])
-            cudaStreamDestroy(dc->streams[st]);
+            sl_stream_destroy(dc->streams[st]);
     for (int st = 0; dc->stream_end && st < dc->nstreams; st++)
         if (dc->stream_end[st])
-            cudaEventDestroy(dc->stream_end[st]);
+            sl_event_destroy(dc->stream_end[st]);
     if (dc->rep_start)
-        cudaEventDestroy(dc->rep_start);
+        sl_event_destroy(dc->rep_start);
     if (dc->rep_stop)
-        cudaEventDestroy(dc->rep_stop);
+        sl_event_destroy(dc->rep_stop);
     if (dc->d_buf)
-        cudaFree(dc->d_buf);
+        sl_free(dc->d_buf);
     free(dc->streams);
     free(dc->stream_end);
     free(dc->last_op);
@@ -1060,7 +1060,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     CUDA_CHECK(cudaSetDevice(r.dev[0].ordinal));
     if (r.pinned) {
         /* portable: pinned for every device of a multi_gpu run */
-        CUDA_CHECK(cudaHostAlloc((void **)&r.h_buf, bytes,
+        CUDA_CHECK(sl_host_alloc((void **)&r.h_buf, bytes,
                                  cudaHostAllocPortable | (plan->zero_copy ? cudaHostAllocMapped : 0u)));
     } else {
         r.h_buf = (float *)malloc(bytes);
@@ -1115,7 +1115,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                     break;
                 }
             CUDA_CHECK(cudaSetDevice(r.dev[dev].ordinal));
-            CUDA_CHECK(cudaEventCreateWithFlags(&r.chain[e], cudaEventDisableTiming));
+            CUDA_CHECK(sl_event_create(&r.chain[e], cudaEventDisableTiming));
         }
     }
     if (events_mode || r.cupti) { /* cupti: for the cross-check rep */
@@ -1133,8 +1133,8 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
             if (!is_device_op(plan->ops[i].kind))
                 continue;
             CUDA_CHECK(cudaSetDevice(r.dev[plan->ops[i].device].ordinal));
-            CUDA_CHECK(cudaEventCreate(&r.op_ev[2 * i]));
-            CUDA_CHECK(cudaEventCreate(&r.op_ev[2 * i + 1]));
+            CUDA_CHECK(sl_event_create(&r.op_ev[2 * i], cudaEventDefault));
+            CUDA_CHECK(sl_event_create(&r.op_ev[2 * i + 1], cudaEventDefault));
         }
     }
 
@@ -1171,7 +1171,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
             snprintf(r.graph_failed, sizeof r.graph_failed, "capture failed: %.200s", err->message);
             r.graph_note = r.graph_failed;
             if (r.graph_exec)
-                cudaGraphExecDestroy(r.graph_exec);
+                sl_graph_exec_destroy(r.graph_exec);
             r.graph_exec = NULL;
             memset(err, 0, sizeof *err);
             rc = SL_OK;
@@ -1432,31 +1432,31 @@ cleanup:
     for (int d = 0; d < r.ndev; d++)
         teardown_device(&r.dev[d]);
     if (r.graph_exec)
-        cudaGraphExecDestroy(r.graph_exec);
+        sl_graph_exec_destroy(r.graph_exec);
     for (int st = 0; r.graph_join && st < r.dev[0].nstreams; st++)
         if (r.graph_join[st])
-            cudaEventDestroy(r.graph_join[st]);
+            sl_event_destroy(r.graph_join[st]);
     free(r.graph_join);
     if (r.graph_fork)
-        cudaEventDestroy(r.graph_fork);
+        sl_event_destroy(r.graph_fork);
     if (r.graph_origin)
-        cudaStreamDestroy(r.graph_origin);
+        sl_stream_destroy(r.graph_origin);
     (void)cudaGetLastError();
     if (r.chain) {
         for (int e = 0; e < plan->events; e++)
             if (r.chain[e])
-                cudaEventDestroy(r.chain[e]);
+                sl_event_destroy(r.chain[e]);
         free(r.chain);
     }
     if (r.op_ev) {
         for (size_t i = 0; i < 2 * plan->count; i++)
             if (r.op_ev[i])
-                cudaEventDestroy(r.op_ev[i]);
+                sl_event_destroy(r.op_ev[i]);
         free(r.op_ev);
     }
     if (r.pinned) {
         if (r.h_buf)
-            cudaFreeHost(r.h_buf);
+            sl_free_host(r.h_buf);
     } else {
         free(r.h_buf);
     }

@@ -99,15 +99,15 @@ static void release_copy_rig(cudaStream_t s0, cudaStream_t s1, cudaEvent_t e0, c
     void *d[2] = {d_a, d_b}, *h[2] = {h_a, h_b};
     for (int i = 0; i < 2; i++)
         if (s[i])
-            cudaStreamDestroy(s[i]);
+            sl_stream_destroy(s[i]);
     for (int i = 0; i < 3; i++)
         if (e[i])
-            cudaEventDestroy(e[i]);
+            sl_event_destroy(e[i]);
     for (int i = 0; i < 2; i++) {
         if (d[i])
-            cudaFree(d[i]);
+            sl_free(d[i]);
         if (h[i])
-            cudaFreeHost(h[i]);
+            sl_free_host(h[i]);
     }
 }
 
@@ -137,23 +137,23 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         bytes /= 2;
     /* mapped: the zero-copy rate is measured on it (on a 64-bit host with unified
      * addressing every pinned allocation is mapped anyway; the copies see no difference) */
-    CUDA_CHECK(cudaHostAlloc((void **)&h_a, bytes, cudaHostAllocMapped));
-    CUDA_CHECK(cudaMallocHost((void **)&h_b, bytes));
+    CUDA_CHECK(sl_host_alloc((void **)&h_a, bytes, cudaHostAllocMapped));
+    CUDA_CHECK(sl_host_alloc((void **)&h_b, bytes, cudaHostAllocDefault));
     p_a = (float *)malloc(bytes);
     if (!p_a)
         SL_FAIL(SL_E_NOMEM, "out of memory for %zu bytes of pageable memory", bytes);
     memset(h_a, 0, bytes); /* fault every page in before timing */
     memset(h_b, 0, bytes);
     memset(p_a, 0, bytes);
-    CUDA_CHECK(cudaMalloc((void **)&d_a, bytes));
-    CUDA_CHECK(cudaMalloc((void **)&d_b, bytes));
+    CUDA_CHECK(sl_malloc((void **)&d_a, bytes));
+    CUDA_CHECK(sl_malloc((void **)&d_b, bytes));
     CUDA_CHECK(cudaMemset(d_a, 0, bytes));
     CUDA_CHECK(cudaMemset(d_b, 0, bytes));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaEventCreate(&e0));
-    CUDA_CHECK(cudaEventCreate(&e1));
-    CUDA_CHECK(cudaEventCreate(&e2));
+    CUDA_CHECK(sl_stream_create(&s0, cudaStreamNonBlocking));
+    CUDA_CHECK(sl_stream_create(&s1, cudaStreamNonBlocking));
+    CUDA_CHECK(sl_event_create(&e0, cudaEventDefault));
+    CUDA_CHECK(sl_event_create(&e1, cudaEventDefault));
+    CUDA_CHECK(sl_event_create(&e2, cudaEventDefault));
 
     /* pinned, one direction alone; the first of each is a warm-up */
     for (int r = -1; r < CAL_REPS; r++) {
@@ -246,7 +246,7 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         enum { SW = 32 };
         size_t each = (16u << 20) / SW;
         for (; made < PSTREAMS; made++)
-            CUDA_CHECK(cudaStreamCreateWithFlags(&ps[made], cudaStreamNonBlocking));
+            CUDA_CHECK(sl_stream_create(&ps[made], cudaStreamNonBlocking));
         double extra[2 * CAL_REPS];
         int nextra = 0;
         for (int r = -1; r < 2 * CAL_REPS; r++) {
@@ -419,7 +419,7 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
          * batches' ratio. */
         double chunk_us[BATCHES];
         for (; made < PSTREAMS; made++)
-            CUDA_CHECK(cudaStreamCreateWithFlags(&ps[made], cudaStreamNonBlocking));
+            CUDA_CHECK(sl_stream_create(&ps[made], cudaStreamNonBlocking));
         for (int r = -1; r < BATCHES; r++) {
             CUDA_CHECK(cudaDeviceSynchronize());
             double t0 = cuda_now_us();
@@ -451,7 +451,7 @@ cleanup:
     if (cudaSetDevice(ordinal) == cudaSuccess)
         cudaDeviceSynchronize();
     while (made > 0)
-        cudaStreamDestroy(ps[--made]);
+        sl_stream_destroy(ps[--made]);
     release_copy_rig(s0, s1, e0, e1, e2, d_a, d_b, h_a, h_b);
     free(p_a);
     (void)cudaGetLastError();
@@ -480,16 +480,16 @@ int cuda_copies_both_ways(const machine_info_t *m, int index, uint64_t bytes, in
     if (!t)
         SL_FAIL(SL_E_NOMEM, "out of memory");
     CUDA_CHECK(cudaSetDevice(m->devices[index].index));
-    CUDA_CHECK(cudaHostAlloc((void **)&h, bytes, cudaHostAllocPortable));
+    CUDA_CHECK(sl_host_alloc((void **)&h, bytes, cudaHostAllocPortable));
     memset(h, 0, bytes);
-    CUDA_CHECK(cudaMalloc((void **)&d_a, bytes));
-    CUDA_CHECK(cudaMalloc((void **)&d_b, bytes));
+    CUDA_CHECK(sl_malloc((void **)&d_a, bytes));
+    CUDA_CHECK(sl_malloc((void **)&d_b, bytes));
     CUDA_CHECK(cudaMemset(d_b, 0, bytes));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaEventCreate(&e0));
-    CUDA_CHECK(cudaEventCreate(&e1));
-    CUDA_CHECK(cudaEventCreate(&e2));
+    CUDA_CHECK(sl_stream_create(&s0, cudaStreamNonBlocking));
+    CUDA_CHECK(sl_stream_create(&s1, cudaStreamNonBlocking));
+    CUDA_CHECK(sl_event_create(&e0, cudaEventDefault));
+    CUDA_CHECK(sl_event_create(&e1, cudaEventDefault));
+    CUDA_CHECK(sl_event_create(&e2, cudaEventDefault));
     for (int r = -1; r < reps; r++) { /* the first is a warm-up */
         double a = 0, b = 0;
         usleep(CAL_BIDIR_GAP_US);

@@ -38,6 +38,24 @@
  * allocation failure) and return that code. Clears the runtime's last error. */
 int cuda_fail(sl_error_t *err, cudaError_t e, const char *call, const char *file, int line);
 
+/* ---- cuda_objects.cu: every CUDA object streamlab makes or frees, counted (cuda.h's
+ * cuda_objects reads the counts). The CUDA calls of the same names, flags as given. ---- */
+cudaError_t sl_stream_create(cudaStream_t *s, unsigned flags);
+cudaError_t sl_stream_destroy(cudaStream_t s);
+cudaError_t sl_event_create(cudaEvent_t *ev, unsigned flags);
+cudaError_t sl_event_destroy(cudaEvent_t ev);
+cudaError_t sl_stream_end_capture(cudaStream_t s, cudaGraph_t *g);
+cudaError_t sl_graph_destroy(cudaGraph_t g);
+cudaError_t sl_graph_instantiate(cudaGraphExec_t *x, cudaGraph_t g);
+cudaError_t sl_graph_exec_destroy(cudaGraphExec_t x);
+cudaError_t sl_host_alloc(void **p, size_t bytes, unsigned flags);
+cudaError_t sl_free_host(void *p);
+cudaError_t sl_malloc_bytes(void **p, size_t bytes);
+cudaError_t sl_free(void *p);
+template <class T> static inline cudaError_t sl_malloc(T **p, size_t bytes) {
+    return sl_malloc_bytes((void **)p, bytes);
+}
+
 /* ---- cuda_kernels.cu ---- */
 /* Blocks per SM the grid-stride kernel of `kernel` reaches at block_size threads
  * (cudaOccupancyMaxActiveBlocksPerMultiprocessor on the current device). */

@@ -42,13 +42,13 @@ int cuda_peer_measure(int a, int b, json_t **out, sl_error_t *err) {
     CUDA_CHECK(cudaDeviceCanAccessPeer(&can_ab, a, b));
     CUDA_CHECK(cudaDeviceCanAccessPeer(&can_ba, b, a));
     CUDA_CHECK(cudaSetDevice(b));
-    CUDA_CHECK(cudaMalloc(&dst, PEER_BYTES));
+    CUDA_CHECK(sl_malloc(&dst, PEER_BYTES));
     CUDA_CHECK(cudaSetDevice(a));
-    CUDA_CHECK(cudaMalloc(&src, PEER_BYTES));
+    CUDA_CHECK(sl_malloc(&src, PEER_BYTES));
     CUDA_CHECK(cudaMemset(src, 0, PEER_BYTES));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaEventCreate(&e0));
-    CUDA_CHECK(cudaEventCreate(&e1));
+    CUDA_CHECK(sl_stream_create(&s, cudaStreamNonBlocking));
+    CUDA_CHECK(sl_event_create(&e0, cudaEventDefault));
+    CUDA_CHECK(sl_event_create(&e1, cudaEventDefault));
     /* Without peer access: disable it if an earlier run left it on (from a to b). */
     if (can_ab) {
         e = cudaDeviceDisablePeerAccess(b);
@@ -98,16 +98,16 @@ cleanup:
         if (s)
             cudaStreamSynchronize(s);
         if (s)
-            cudaStreamDestroy(s);
+            sl_stream_destroy(s);
         if (e0)
-            cudaEventDestroy(e0);
+            sl_event_destroy(e0);
         if (e1)
-            cudaEventDestroy(e1);
+            sl_event_destroy(e1);
         if (src)
-            cudaFree(src);
+            sl_free(src);
     }
     if (dst && cudaSetDevice(b) == cudaSuccess)
-        cudaFree(dst);
+        sl_free(dst);
     cudaSetDevice(prev);
     return rc;
 }

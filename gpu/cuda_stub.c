@@ -32,6 +32,11 @@ uint64_t cuda_reference_count(void) {
     return 0;
 }
 
+void cuda_objects(long long out[CUDA_OBJ__COUNT]) {
+    for (int k = 0; k < CUDA_OBJ__COUNT; k++)
+        out[k] = 0;
+}
+
 int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, result_t *out, sl_error_t *err) {
     (void)spec;
     (void)plan;

@@ -71,7 +71,7 @@ void handle_metrics(request_t *req) {
                      "streamlab_experiments{status=\"failed\"} %lld\n"
                      "streamlab_experiments{status=\"cancelled\"} %lld\n",
                      c.queued, c.queued, c.running, c.done, c.failed, c.cancelled);
-    size_t cap = (size_t)n + (counters ? strlen(counters) : 0) + 4096;
+    size_t cap = (size_t)n + (counters ? strlen(counters) : 0) + 8192;
     char *text = malloc(cap);
     if (!text) {
         free(counters);
@@ -93,6 +93,15 @@ void handle_metrics(request_t *req) {
                                 "streamlab_calibration_gbps{device=\"%d\",direction=\"bidirectional\"} %.3f\n",
                                 i, cb->h2d_gbps, i, cb->d2h_gbps, i, cb->bidir_gbps);
     }
+    long long objs[CUDA_OBJ__COUNT];
+    backend_cuda_objects(objs);
+    len += (size_t)snprintf(text + len, cap - len,
+                            "# HELP streamlab_cuda_objects CUDA objects this process holds now (streams, events, "
+                            "graphs, graph instances, pinned and device allocations), as streamlab made them.\n"
+                            "# TYPE streamlab_cuda_objects gauge\n");
+    for (int k = 0; k < CUDA_OBJ__COUNT; k++)
+        len += (size_t)snprintf(text + len, cap - len, "streamlab_cuda_objects{kind=\"%s\"} %lld\n",
+                                cuda_obj_names[k], objs[k]);
     free(counters);
     req->status = 200;
     req->text = text;

@@ -73,6 +73,27 @@ def test_metrics_parse_and_count_runs(server):
     assert value(after, "streamlab_calibration_gbps", device="0", direction="bidirectional") > 0
 
 
+CUDA_KINDS = ("stream", "event", "graph", "graph_exec", "host_alloc", "device_alloc")
+
+
+def test_metrics_say_what_cuda_objects_the_process_holds(server):
+    """Issue 19: streamlab_cuda_objects, one gauge per kind; after runs finish, the process
+    holds what it held before them (on the simulator: nothing, ever)."""
+    types, before = parse_prometheus(server.get("/metrics").text)
+    assert types.get("streamlab_cuda_objects") == "gauge", types.get("streamlab_cuda_objects")
+    kinds = sorted(re.search(r'kind="([^"]+)"', l).group(1) for (n, l) in before if n == "streamlab_cuda_objects")
+    assert kinds == sorted(CUDA_KINDS), f"expected one gauge per kind {sorted(CUDA_KINDS)}, got {kinds}"
+    for eid in [server.create(small(streams=s, variant=v))["id"] for s, v in ((4, "async_v2"), (3, "tuned"))]:
+        server.wait_done(eid)
+    _, after = parse_prometheus(server.get("/metrics").text)
+    for k in CUDA_KINDS:
+        assert value(after, "streamlab_cuda_objects", kind=k) == value(before, "streamlab_cuda_objects", kind=k), \
+            f"{k}: {value(before, 'streamlab_cuda_objects', kind=k)} before the runs, " \
+            f"{value(after, 'streamlab_cuda_objects', kind=k)} after"
+        if server.get("/api/health").json()["backend"] == "sim":
+            assert value(after, "streamlab_cuda_objects", kind=k) == 0, f"{k}: the simulator holds no CUDA objects"
+
+
 def check_trace(trace, streams_expected):
     events = trace["traceEvents"]
     assert events, "no events"

@@ -705,6 +705,15 @@ int main(void) {
     printf("multi_gpu:\n");
     test_multi_gpu();
 
+    /* issue 19: every stream, event, graph and allocation the runs made is gone again */
+    long long objs[CUDA_OBJ__COUNT];
+    cuda_objects(objs);
+    for (int k = 0; k < CUDA_OBJ__COUNT; k++)
+        CHECK(objs[k] == 0, "after every run: expected no CUDA %s alive, %lld are", cuda_obj_names[k], objs[k]);
+    printf("cuda objects alive after the suite: %lld streams, %lld events, %lld graphs, %lld graph instances, %lld "
+           "pinned and %lld device allocations\n",
+           objs[CUDA_OBJ_STREAM], objs[CUDA_OBJ_EVENT], objs[CUDA_OBJ_GRAPH], objs[CUDA_OBJ_GRAPH_EXEC],
+           objs[CUDA_OBJ_HOST_ALLOC], objs[CUDA_OBJ_DEVICE_ALLOC]);
     printf("gpu: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
