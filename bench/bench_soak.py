@@ -8,7 +8,7 @@ each round what the server process holds: threads, open files, RSS, locked and p
 (VmLck, VmPin), its GPU memory (nvidia-smi) and the CUDA objects it says it holds (/metrics).
 A benchmark: it prints, it asserts nothing.
 
-usage: bench_soak.py STREAMLAB_BIN REF_BIN [--runs N] [--reps N] [--out DIR]"""
+usage: bench_soak.py STREAMLAB_BIN REF_BIN [--runs N] [--reps N] [--trace-ops sampled|all] [--out DIR]"""
 import argparse
 import json
 import os
@@ -77,6 +77,8 @@ def main():
     ap.add_argument("ref")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--trace-ops", default="sampled", choices=("sampled", "all"),
+                    help="the experiments' trace_ops (sampled, the default, costs seconds a run at 64-256 streams)")
     ap.add_argument("--out", default="build/bench")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -92,7 +94,8 @@ def main():
             return 0
         gpu = lab.call("GET", "/api/machines/" + health["machine_id"])["gpus"][0]
         print(f"bench-soak: {gpu['name']} ({gpu['uuid']}), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
-              f"{a.runs} rounds, each point once per round in each program, {a.reps} reps a run")
+              f"{a.runs} rounds, each point once per round in each program, {a.reps} reps a run, "
+              f"trace_ops {a.trace_ops}")
         sl = {p: [] for p in POINTS}
         rf = {p: [] for p in POINTS}
         counts = [("start", dict(proc_counts(srv.pid), cuda=cuda_counts(lab)))]
@@ -106,7 +109,8 @@ def main():
                     raise SystemExit(f"reference {p}: {' '.join(ans)}")
                 rf[p].append(float(ans[1]))
                 e = lab.call("POST", "/api/experiments", {"variant": v, "size": 1 << lg, "streams": s, "reps": a.reps,
-                                                          "warmup": 3, "backend": "cuda", "label": f"soak {r + 1}"})
+                                                          "warmup": 3, "backend": "cuda", "trace_ops": a.trace_ops,
+                                                          "label": f"soak {r + 1}"})
                 e = lab.finished(e["id"], f"streamlab {p}")
                 sl[p].append(e["result"]["total_ms"]["median"])
             counts.append((f"after round {r + 1}", dict(proc_counts(srv.pid), cuda=cuda_counts(lab))))
