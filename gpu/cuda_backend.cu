@@ -37,7 +37,7 @@
 #define REPS_AUTO_PRECISION 0.005 /* issue 4: the median known within 0.5% (backend.h's test) */
 #define SAMPLE_TAX 0.01          /* trace_ops sampled: a traced rep's events cost at most 1% of a clean rep */
 #define SAMPLE_MAX_SHARES 128    /* ... with at most this many traced reps per timeline */
-#define SHARE_TOL 0.03           /* a share's rep counts if its total is within 3% of the clean median so far, */
+#define SHARE_TOL 0.03           /* a share's rep counts if its total is within 3% of its clean rep's, */
 #define SHARE_TRIES 6            /* ... else it is run again, up to this many times, the closest one kept */
 #define PROBE_PAIRS 3            /* the probe: this many clean and traced reps, the least of each */
 #define SAMPLE_TIMELINES 3       /* timelines composed over a run's reps (and the median rep's) */
@@ -855,23 +855,21 @@ cleanup:
 }
 
 static void teardown_device(dev_ctx_t *dc) {
-    if (cudaSetDevice(dc->ordinal) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return;
+    if (cudaSetDevice(dc->ordinal) == cudaSuccess) { /* else the host's share is still freed */
+        cudaDeviceSynchronize(); /* nothing in flight may touch what is freed below */
+        for (int st = 0; dc->streams && st < dc->nstreams; st++)
+            if (dc->streams[st])
+                sl_stream_destroy(dc->streams[st]);
+        for (int st = 0; dc->stream_end && st < dc->nstreams; st++)
+            if (dc->stream_end[st])
+                sl_event_destroy(dc->stream_end[st]);
+        if (dc->rep_start)
+            sl_event_destroy(dc->rep_start);
+        if (dc->rep_stop)
+            sl_event_destroy(dc->rep_stop);
+        if (dc->d_buf)
+            sl_free(dc->d_buf);
     }
-    cudaDeviceSynchronize(); /* nothing in flight may touch what is freed below */
-    for (int st = 0; dc->streams && st < dc->nstreams; st++)
-        if (dc->streams[st])
-            sl_stream_destroy(dc->streams[st]);
-    for (int st = 0; dc->stream_end && st < dc->nstreams; st++)
-        if (dc->stream_end[st])
-            sl_event_destroy(dc->stream_end[st]);
-    if (dc->rep_start)
-        sl_event_destroy(dc->rep_start);
-    if (dc->rep_stop)
-        sl_event_destroy(dc->rep_stop);
-    if (dc->d_buf)
-        sl_free(dc->d_buf);
     free(dc->streams);
     free(dc->stream_end);
     free(dc->last_op);
@@ -881,27 +879,29 @@ static void teardown_device(dev_ctx_t *dc) {
 typedef struct share_stats {
     int timelines;  /* timelines composed */
     int reps;       /* share reps run */
-    int redone;     /* of them, run again because the one before was off the clean median */
+    int redone;     /* of them, run again because the one before was off its clean rep's total */
     int off;        /* shares whose closest rep was still off by more than SHARE_TOL */
 } share_stats_t;
 
 /* trace_ops sampled: the timeline of measured rep k, composed from one traced rep per
- * share. A share's rep whose total is more than SHARE_TOL from the clean reps' median so
- * far (ref_ms) was slowed or sped by something else (on the lent machines: hiccups of
- * milliseconds, the host's slow and fast issue spells, two-mode copy scheduling): it is
- * run again, up to SHARE_TRIES times, and the closest kept, so that one odd rep of 64
- * does not stretch the whole timeline (every op of a rep ends before its total). Its
- * total and issue time go into share_ms / share_issue. */
-static int run_shares(run_t *r, int k, double ref_ms, timeline_t *tl, double *share_ms, double *share_issue,
-                      share_stats_t *st, sl_error_t *err) {
+ * share, into tl; the median of those reps' totals and issue times into *traced_ms and
+ * *issue_us. A share's rep whose total is more than SHARE_TOL from rep k's (rep_ms) was
+ * slowed or sped by something else (on the lent machines: hiccups of milliseconds, the
+ * host's slow and fast issue spells, the two orders in which the copy engine serves
+ * streams): it is run again, in passes, up to SHARE_TRIES times, and the closest kept.
+ * Against rep k's own total, not the run's median: a run whose host changed pace
+ * mid-run (on a lent H100, 2^22 async_v1 x256: five reps at 3.4-3.8 ms, then five at
+ * 2.3-2.5) has no rep at its median, and rep k's timeline is rep k's. */
+static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, double *traced_ms, double *issue_us,
+                            share_stats_t *st, sl_error_t *err) {
     const plan_t *p = r->plan;
     size_t last = ops_before_stop(p);
     int rc = SL_OK;
-    double best[SAMPLE_MAX_SHARES];
+    double best[SAMPLE_MAX_SHARES], share_ms[SAMPLE_MAX_SHARES], share_issue[SAMPLE_MAX_SHARES];
     for (int j = 0; j < r->shares; j++)
-        best[j] = INFINITY;
-    /* in passes: every share once, then the slow ones again, so that a retry comes a
-     * while after the slow rep, out of the slow spell that made it */
+        best[j] = INFINITY, share_ms[j] = share_issue[j] = 0;
+    /* in passes: every share once, then the off ones again, so that a retry comes a
+     * while after the odd rep, out of the spell that made it */
     for (int t = 0; rc == SL_OK && t < SHARE_TRIES; t++) {
         for (r->share = 0; rc == SL_OK && r->share < r->shares; r->share++) {
             if (best[r->share] <= SHARE_TOL)
@@ -912,7 +912,7 @@ static int run_shares(run_t *r, int k, double ref_ms, timeline_t *tl, double *sh
                 break;
             st->reps++;
             st->redone += t > 0;
-            double off = ref_ms > 0 ? fabs(ms / ref_ms - 1.0) : 0;
+            double off = rep_ms > 0 ? fabs(ms / rep_ms - 1.0) : 0;
             if (off < best[r->share]) {
                 best[r->share] = off;
                 share_ms[r->share] = ms;
@@ -925,11 +925,11 @@ static int run_shares(run_t *r, int k, double ref_ms, timeline_t *tl, double *sh
             }
         }
     }
-    for (int j = 0; rc == SL_OK && j < r->shares; j++)
-        st->off += best[j] > SHARE_TOL;
     r->share = 0;
     if (rc)
         return rc;
+    for (int j = 0; j < r->shares; j++)
+        st->off += best[j] > SHARE_TOL;
     for (size_t i = 0; i < last; i++)
         if (is_device_op(p->ops[i].kind)) {
             r->ev_start_us[i] = r->best_start_us[i];
@@ -937,17 +937,6 @@ static int run_shares(run_t *r, int k, double ref_ms, timeline_t *tl, double *sh
         }
     if (build_timeline(r, last, tl))
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory building a timeline");
-    return SL_OK;
-}
-
-/* trace_ops sampled: rep k's timeline from run_shares; the median of its share reps'
- * totals and issue times into *traced_ms and *issue_us. */
-static int compose_timeline(run_t *r, int k, double ref_ms, timeline_t *tl, double *traced_ms, double *issue_us,
-                            share_stats_t *st, sl_error_t *err) {
-    double share_ms[SAMPLE_MAX_SHARES], share_issue[SAMPLE_MAX_SHARES];
-    int rc = run_shares(r, k, ref_ms, tl, share_ms, share_issue, st, err);
-    if (rc)
-        return rc;
     st->timelines++;
     *traced_ms = median_of(share_ms, r->shares);
     *issue_us = median_of(share_issue, r->shares);
@@ -987,8 +976,6 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     double probe_clean_ms = 0, probe_traced_ms = 0, probe_issue_clean = 0, probe_issue_traced = 0;
     timeline_t xc_parts[SAMPLE_MAX_SHARES];
     bool sampled = spec->trace_ops == TRACE_SAMPLED;
-    double *clean_seen = NULL; /* sampled: the clean reps' totals so far, the probe's too */
-    int nclean_seen = 0;
     share_stats_t share_stats = {0, 0, 0, 0};
     int ntraced = 0, median_k = 0;
     /* sampled: a timeline for every timeline_stride-th rep (SAMPLE_TIMELINES of them) and the median one */
@@ -1146,11 +1133,10 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     traced_ms = (double *)calloc((size_t)cap + 1, sizeof(double)); /* + sampled: the median rep's */
     issue_clean = (double *)calloc((size_t)cap, sizeof(double));
     issue_traced = (double *)calloc((size_t)cap + 1, sizeof(double));
-    clean_seen = (double *)calloc((size_t)cap + PROBE_PAIRS, sizeof(double));
     timeline_stride = (cap + SAMPLE_TIMELINES - 1) / SAMPLE_TIMELINES;
     if (spec->reps_auto) /* the count is not known: the first rep's, then the median's */
         timeline_stride = cap + 1;
-    if (!out->rep_ms || !out->timelines || !traced_ms || !issue_clean || !issue_traced || !clean_seen)
+    if (!out->rep_ms || !out->timelines || !traced_ms || !issue_clean || !issue_traced)
         SL_FAIL(SL_E_NOMEM, "out of memory for %d repetitions", cap);
 
     if (r.cupti) {
@@ -1200,7 +1186,6 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
             goto cleanup;
         probe_clean_ms = q ? fmin(probe_clean_ms, c) : c;
         probe_traced_ms = q ? fmin(probe_traced_ms, t) : t;
-        clean_seen[nclean_seen++] = c;
     }
     if (sampled)
         r.shares = sample_shares(plan, probe_clean_ms, probe_traced_ms - probe_clean_ms,
@@ -1214,13 +1199,12 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         if (events_mode) {
             rc = run_rep(&r, false, "measured", k, &out->rep_ms[k], NULL, NULL, err);
             issue_clean[k] = r.issue_us;
-            clean_seen[nclean_seen++] = out->rep_ms[k];
             if (rc == SL_OK && !sampled) { /* the seeds' way: one traced rep, every op */
                 rc = run_rep(&r, true, "traced", k, &traced_ms[ntraced], &out->timelines[k], NULL, err);
                 issue_traced[ntraced++] = r.issue_us;
             }
             if (rc == SL_OK && sampled && k % timeline_stride == 0)
-                rc = compose_timeline(&r, k, median_of(clean_seen, nclean_seen), &out->timelines[k],
+                rc = compose_timeline(&r, k, out->rep_ms[k], &out->timelines[k],
                                       &traced_ms[ntraced], &issue_traced[ntraced], &share_stats, err);
             ntraced += rc == SL_OK && sampled && k % timeline_stride == 0;
         } else {
@@ -1249,7 +1233,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
      * gets a timeline if it has none yet */
     median_k = stats_median_index(out->rep_ms, out->reps);
     if (events_mode && sampled && out->reps > 0 && out->timelines[median_k].count == 0) {
-        rc = compose_timeline(&r, median_k, median_of(clean_seen, nclean_seen), &out->timelines[median_k],
+        rc = compose_timeline(&r, median_k, out->rep_ms[median_k], &out->timelines[median_k],
                               &traced_ms[ntraced], &issue_traced[ntraced], &share_stats, err);
         if (rc)
             goto cleanup;
@@ -1304,10 +1288,11 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                                 ? json_sprintf("traced reps (interleaved with the clean ones), %d to a timeline: each "
                                                "puts an event before and after the ops of one share of the chunks "
                                                "(chunk %% %d), so that its events cost the rep about 1%%, and the "
-                                               "timeline takes each op from the rep of its share (a share's rep more "
-                                               "than 3%% off the clean median is run again, up to 6 times, the "
-                                               "closest kept); timelines for 3 reps spread over the run and the "
-                                               "median rep, the other reps hold none; an op's start is "
+                                               "timeline of a clean rep takes each op from the rep of its share (a "
+                                               "share's rep more than 3%% off the clean rep's total is run again, up "
+                                               "to 6 times, the closest kept); timelines for 3 reps spread over "
+                                               "the run and the median rep, the other reps hold none; an op's start "
+                                               "is "
                                                "the latest of its start event, the host's handing it to CUDA and the "
                                                "end of the op before it on the same engine (copies per direction; "
                                                "kernels after one that filled every SM)",
@@ -1474,7 +1459,6 @@ cleanup:
     free(traced_ms);
     free(issue_clean);
     free(issue_traced);
-    free(clean_seen);
     (void)cudaGetLastError();
     cudaSetDevice(prev_device);
     if (rc)
