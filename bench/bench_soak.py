@@ -6,9 +6,14 @@ Printed per point: streamlab's and the reference's medians of runs 1-5 and of th
 ratio, the slope (ms per run, least squares) and streamlab / reference over all runs; and after
 each round what the server process holds: threads, open files, RSS, locked and pinned memory
 (VmLck, VmPin), its GPU memory (nvidia-smi) and the CUDA objects it says it holds (/metrics).
+--table: the seeds' 38 points instead (2^22 and 2^25; sequential; async_v1/v2 x 1..256), RUNS
+rounds (default 3), the same interleaving in the same long-lived server: per point the median of
+each program's run medians, streamlab / reference, and at the end how many points are within 5%
+and at how many streamlab is the slower (issue 19's table: at least 36 of 38, at most 24 slower).
 A benchmark: it prints, it asserts nothing.
 
-usage: bench_soak.py STREAMLAB_BIN REF_BIN [--runs N] [--reps N] [--trace-ops sampled|all] [--out DIR]"""
+usage: bench_soak.py STREAMLAB_BIN REF_BIN [--table [--sizes 22,25]] [--runs N] [--reps N] [--trace-ops sampled|all]
+                     [--out DIR]"""
 import argparse
 import json
 import os
@@ -23,6 +28,8 @@ from lab import has_gpu, start_server  # noqa: E402
 
 POINTS = [  # (variant, log2 size, streams): issue 19's host-bound and two-mode points
     ("async_v2", 22, 256), ("async_v2", 22, 32), ("async_v1", 22, 128), ("async_v1", 25, 64), ("sequential", 25, 1)]
+TABLE = [(v, lg, s) for lg in (22, 25) for v, ss in (("sequential", [1]), ("async_v1", [1 << i for i in range(9)]),
+                                                     ("async_v2", [1 << i for i in range(9)])) for s in ss]
 REF_NAME = {"sequential": "seq", "async_v1": "v1", "async_v2": "v2"}
 
 
@@ -75,12 +82,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("bin")
     ap.add_argument("ref")
-    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--table", action="store_true", help="the seeds' 38 points, default 3 rounds")
+    ap.add_argument("--sizes", default="22,25", help="--table: the log2 sizes, e.g. 22")
+    ap.add_argument("--runs", type=int, default=None)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--trace-ops", default="sampled", choices=("sampled", "all"),
                     help="the experiments' trace_ops (sampled, the default, costs seconds a run at 64-256 streams)")
     ap.add_argument("--out", default="build/bench")
     a = ap.parse_args()
+    points = [p for p in TABLE if str(p[1]) in a.sizes.split(",")] if a.table else POINTS
+    if a.runs is None:
+        a.runs = 3 if a.table else 20
     os.makedirs(a.out, exist_ok=True)
     if not has_gpu():
         print("bench-soak: skipped (no GPU)")
@@ -96,11 +108,11 @@ def main():
         print(f"bench-soak: {gpu['name']} ({gpu['uuid']}), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
               f"{a.runs} rounds, each point once per round in each program, {a.reps} reps a run, "
               f"trace_ops {a.trace_ops}")
-        sl = {p: [] for p in POINTS}
-        rf = {p: [] for p in POINTS}
+        sl = {p: [] for p in points}
+        rf = {p: [] for p in points}
         counts = [("start", dict(proc_counts(srv.pid), cuda=cuda_counts(lab)))]
         for r in range(a.runs):
-            for p in POINTS:
+            for p in points:
                 v, lg, s = p
                 ref.stdin.write(f"{REF_NAME[v]} {1 << lg} {s} {a.reps} 3\n")
                 ref.stdin.flush()
@@ -114,10 +126,12 @@ def main():
                 e = lab.finished(e["id"], f"streamlab {p}")
                 sl[p].append(e["result"]["total_ms"]["median"])
             counts.append((f"after round {r + 1}", dict(proc_counts(srv.pid), cuda=cuda_counts(lab))))
+        if a.table:
+            return print_table(points, sl, rf, a.out, gpu, counts)
         print(f"\n{'point':<22} {'sl 1-5':>8} {'sl last5':>9} {'last/first':>10} {'slope ms/run':>12} "
               f"{'ref 1-5':>8} {'ref last5':>9} {'last/first':>10} {'sl/ref':>7}")
         rows = []
-        for p in POINTS:
+        for p in points:
             v, lg, s = p
             f5, l5 = statistics.median(sl[p][:5]), statistics.median(sl[p][-5:])
             rf5, rl5 = statistics.median(rf[p][:5]), statistics.median(rf[p][-5:])
@@ -125,14 +139,7 @@ def main():
             print(f"2^{lg} {v} x{s:<8} {f5:8.3f} {l5:9.3f} {l5 / f5:10.3f} {slope(sl[p]):12.4f} {rf5:8.3f} {rl5:9.3f} "
                   f"{rl5 / rf5:10.3f} {ratio:7.3f}")
             rows.append({"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p]})
-        print(f"\n{'process':<16} {'threads':>7} {'fds':>5} {'RSS MiB':>8} {'VmLck':>7} {'VmPin':>7} {'GPU MiB':>8} "
-              f"{'CUDA streams/events/graphs/execs/pinned/device allocs':>54}")
-        for when, c in counts:
-            cu = c.get("cuda", {})
-            objs = "/".join(str(cu.get(k, "-")) for k in ("stream", "event", "graph", "graph_exec", "host_alloc",
-                                                          "device_alloc"))
-            print(f"{when:<16} {c.get('threads', '-'):>7} {c.get('fds', '-'):>5} {c.get('VmRSS', '-'):>8} "
-                  f"{c.get('VmLck', '-'):>7} {c.get('VmPin', '-'):>7} {str(c.get('gpu_mib', '-')):>8} {objs:>54}")
+        print_counts(counts)
         with open(os.path.join(a.out, "soak.json"), "w") as f:
             json.dump({"gpu": gpu, "points": rows, "process": counts}, f, indent=1)
     finally:
@@ -140,6 +147,45 @@ def main():
         ref.wait()
         srv.terminate()
         srv.wait()
+    return 0
+
+
+def print_counts(counts):
+    """What the server process held after each round."""
+    print(f"\n{'process':<16} {'threads':>7} {'fds':>5} {'RSS MiB':>8} {'VmLck':>7} {'VmPin':>7} {'GPU MiB':>8} "
+          f"{'CUDA streams/events/graphs/execs/pinned/device allocs':>54}")
+    for when, c in counts:
+        cu = c.get("cuda", {})
+        objs = "/".join(str(cu.get(k, "-")) for k in ("stream", "event", "graph", "graph_exec", "host_alloc",
+                                                      "device_alloc"))
+        print(f"{when:<16} {c.get('threads', '-'):>7} {c.get('fds', '-'):>5} {c.get('VmRSS', '-'):>8} "
+              f"{c.get('VmLck', '-'):>7} {c.get('VmPin', '-'):>7} {str(c.get('gpu_mib', '-')):>8} {objs:>54}")
+
+
+def print_table(points, sl, rf, out, gpu, counts):
+    """--table: per point the median of each program's run medians and their ratio, and the
+    reference's own spread (its slowest run over its fastest): a miss where that spread is
+    over 5% too is marked as within the machine's noise (it still counts). The points
+    within 5% and those where streamlab is the slower."""
+    print(f"\n{'point':<22} {'streamlab runs (ms)':<36} {'reference runs (ms)':<36} {'sl/ref':>7} {'ref spread':>10}")
+    rows, within, slower, noisy = [], 0, 0, 0
+    for p in points:
+        v, lg, s = p
+        a, b = statistics.median(sl[p]), statistics.median(rf[p])
+        spread = max(rf[p]) / min(rf[p]) - 1
+        ok = abs(a / b - 1) <= 0.05
+        within += ok
+        slower += a > b
+        noisy += not ok and spread > 0.05
+        mark = "" if ok else "  * (the reference's own runs spread more)" if spread > 0.05 else "  *"
+        print(f"2^{lg} {v} x{s:<8} {' / '.join(f'{x:.3f}' for x in sl[p]):<36} "
+              f"{' / '.join(f'{x:.3f}' for x in rf[p]):<36} {a / b:7.3f} {100 * spread:9.1f}%{mark}")
+        rows.append({"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p]})
+    print(f"\nwithin 5%: {within} of {len(points)} ({noisy} of the misses where the reference spread more than 5% "
+          f"itself); streamlab the slower at {slower} of {len(points)}")
+    print_counts(counts)
+    with open(os.path.join(out, "table.json"), "w") as f:
+        json.dump({"gpu": gpu, "points": rows, "process": counts}, f, indent=1)
     return 0
 
 
