@@ -70,7 +70,7 @@ def main():
         got = {}
         for p, way, i in ids:
             got[(p, way)] = lab.finished(i, f"{p} {way}", poll_s=0.1)
-        print(f"\n{'point':<20} {'median ms':>9} {'sampled':>8} {'own rep':>7} {'shares':>6} {'redone':>6} {'tls':>5} {'off':>5} {'s':>5} {'all':>6} {'s':>5} "
+        print(f"\n{'point':<20} {'median ms':>9} {'sampled':>8} {'own rep':>7} {'shares':>6} {'redone':>6} {'tls':>5} {'off':>5} {'cut':>3} {'s':>5} {'all':>6} {'s':>5} "
               f"{'cupti xc':>8} {'start med/max us':>16} {'end med/max us':>15}")
         rows, within = [], 0
         for p in POINTS:
@@ -95,7 +95,7 @@ def main():
             def f(x, fmt):
                 return format(x, fmt) if isinstance(x, (int, float)) else "-"
             print(f"2^{lg} {v:<10} x{s:<4} {row['median_ms']:9.3f} {f(st, '8.3f')} {f(st_rep, '7.3f')} {f(row['shares'], '6d')} {f((row['share_reps'] or {}).get('redone'), '6d')} "
-                  f"{f((row['share_reps'] or {}).get('timelines'), '5d')} {f((row['share_reps'] or {}).get('off'), '5d')} "
+                  f"{f((row['share_reps'] or {}).get('timelines'), '5d')} {f((row['share_reps'] or {}).get('off'), '5d')} {f((row['share_reps'] or {}).get('cut'), '3d')} "
                   f"{row['seconds_sampled']:5.1f} {f(row['stretch_all'], '6.3f')} {f(row['seconds_all'], '5.1f')} "
                   f"{f(xc.get('shares'), '8d')} "
                   f"{f(xc.get('start_diff_us_median'), '7.1f')}/{f(xc.get('start_diff_us_max'), '<8.1f')} "
