@@ -2,7 +2,10 @@
 in bench/ref_overlap (a plain CUDA program doing the seeds' steps), counted by CUPTI's callback API
 (bench/count_calls.c, injected with CUDA_INJECTION64_PATH). Each program runs each point at 10 and at
 30 reps; the difference over 20 is one rep's calls, whatever a run makes once (context, calibration,
-allocation) falling out. A benchmark: it prints; it asserts nothing.
+allocation) falling out. streamlab runs twice: trace_ops all (each measured rep is a clean rep and a
+traced rep with an event pair around every op: exact) and sampled, the default (its clean reps make
+the same calls, and its composed timelines' traced reps, a share's events each and retried where off,
+are spread over the run: per rep, an average). A benchmark: it prints; it asserts nothing.
 
 usage: bench_calls.py STREAMLAB_BIN REF_BIN LIBCOUNT [--out DIR]"""
 import argparse
@@ -54,25 +57,26 @@ def main():
             tag = f"{ref_name} {size} {streams} reps {reps}"
             subprocess.run([a.ref, ref_name, str(size), str(streams), str(reps), "3"], env=dict(env, COUNT_CALLS_TAG="ref " + tag),
                            check=True, stdout=subprocess.DEVNULL)
-            spec = os.path.join(tmp, "spec.json")
-            with open(spec, "w") as f:
-                json.dump({"variant": variant, "size": size, "streams": streams, "reps": reps, "warmup": 3,
-                           "backend": "cuda"}, f)
-            subprocess.run([a.bin, "run", spec], env=dict(env, COUNT_CALLS_TAG="sl " + tag), check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for mode in ("all", "sampled"):
+                spec = os.path.join(tmp, "spec.json")
+                with open(spec, "w") as f:
+                    json.dump({"variant": variant, "size": size, "streams": streams, "reps": reps, "warmup": 3,
+                               "backend": "cuda", "trace_ops": mode}, f)
+                subprocess.run([a.bin, "run", spec], env=dict(env, COUNT_CALLS_TAG=f"sl-{mode} " + tag), check=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     blocks = parse(out)
     for variant, ref_name, size, streams in POINTS:
         per = {}
-        for prog in ("ref", "sl"):
+        for prog in ("ref", "sl-all", "sl-sampled"):
             lo = blocks.get(f"{prog} {ref_name} {size} {streams} reps 10", collections.Counter())
             hi = blocks.get(f"{prog} {ref_name} {size} {streams} reps 30", collections.Counter())
             per[prog] = {k: (hi[k] - lo[k]) / 20 for k in set(lo) | set(hi) if hi[k] != lo[k]}
         print(f"\n{variant} 2^{size.bit_length() - 1} x{streams}: calls per rep")
-        print(f"{'':4}{'call':<32} {'reference':>10} {'streamlab':>10}")
-        for k in sorted(set(per["ref"]) | set(per["sl"])):
-            r, s = per["ref"].get(k, 0), per["sl"].get(k, 0)
-            if k[0] == "rt" or r != s:
-                print(f"{k[0]:<4}{k[1]:<32} {r:10.2f} {s:10.2f}")
+        print(f"{'':4}{'call':<32} {'reference':>10} {'sl, all':>10} {'sl, sampled':>12}")
+        for k in sorted(set(per["ref"]) | set(per["sl-all"]) | set(per["sl-sampled"])):
+            r, s, t = per["ref"].get(k, 0), per["sl-all"].get(k, 0), per["sl-sampled"].get(k, 0)
+            if k[0] == "rt" or r != s or r != t:
+                print(f"{k[0]:<4}{k[1]:<32} {r:10.2f} {s:10.2f} {t:12.2f}")
     return 0
 
 
