@@ -28,7 +28,7 @@ SERVER_SRC := $(wildcard server/*.c)
 GPU_SRC    := $(filter-out gpu/cuda_stub.c,$(wildcard gpu/*.c))
 DB_SRC     := $(wildcard db/*.c)
 CU_SRC     := $(wildcard gpu/*.cu)
-MIGRATIONS := $(sort $(wildcard migrations/*.sql))
+include tests/gen.mk
 
 ifneq ($(NVCC),)
   CUDA_OBJ := $(patsubst gpu/%.cu,$(BUILD)/obj/gpu/%.cu.o,$(CU_SRC))
@@ -41,10 +41,6 @@ endif
 
 CORE_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(GPU_SRC) $(DB_SRC)) $(BUILD)/obj/gen/migrations.o \
             $(BUILD)/obj/gen/profile.o $(CUDA_OBJ)
-# the machine profiles, embedded; the first is the simulated device every GPU-less user
-# sees (measured on a lent H100), the others can be simulated by name
-DEFAULT_PROFILE := profiles/h100.json
-PROFILES := $(DEFAULT_PROFILE) $(filter-out $(DEFAULT_PROFILE),$(sort $(wildcard profiles/*.json)))
 SERVER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SERVER_SRC))
 BIN := $(BUILD)/streamlab
 
@@ -66,23 +62,9 @@ $(BUILD)/obj/gpu/%.cu.o: gpu/%.cu $(wildcard gpu/*.h)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 
-# The migrations are embedded in the binary: it needs no files beside it to create its store.
-$(BUILD)/gen/migrations.c: $(MIGRATIONS) tests/gen_migrations.sh
-	@mkdir -p $(dir $@)
-	sh tests/gen_migrations.sh $(MIGRATIONS) > $@
-
-$(BUILD)/obj/gen/migrations.o: $(BUILD)/gen/migrations.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Idb -c -o $@ $<
-
-# The profiles are embedded too: the sim needs nothing beside the binary.
-$(BUILD)/gen/profile.c: $(PROFILES) tests/gen_profile.sh
-	@mkdir -p $(dir $@)
-	sh tests/gen_profile.sh $(PROFILES) > $@
-
-$(BUILD)/obj/gen/profile.o: $(BUILD)/gen/profile.c gpu/profile.h
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Igpu -c -o $@ $<
+# The migrations and the profiles are embedded in the binary: it needs no files beside it to
+# create its store or to simulate a machine (tests/gen.mk).
+$(eval $(call gen_rules,$(BUILD),CC,CFLAGS))
 
 # Chart.js from npm, served by the app itself (no CDN).
 web-vendor: web/vendor/chart.umd.min.js

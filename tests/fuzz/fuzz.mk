@@ -49,21 +49,9 @@ $(FUZZ_BUILD)/obj/%.o: %.c $(FUZZ_HDR)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-$(FUZZ_BUILD)/gen/migrations.c: $(sort $(wildcard migrations/*.sql)) tests/gen_migrations.sh
-	@mkdir -p $(dir $@)
-	sh tests/gen_migrations.sh $(sort $(wildcard migrations/*.sql)) > $@
-
-$(FUZZ_BUILD)/obj/gen/migrations.o: $(FUZZ_BUILD)/gen/migrations.c
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Idb -c -o $@ $<
-
-$(FUZZ_BUILD)/gen/profile.c: $(PROFILES) tests/gen_profile.sh
-	@mkdir -p $(dir $@)
-	sh tests/gen_profile.sh $(PROFILES) > $@
-
-$(FUZZ_BUILD)/obj/gen/profile.o: $(FUZZ_BUILD)/gen/profile.c gpu/profile.h
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Igpu -c -o $@ $<
+# the embedded migrations and profiles (tests/gen.mk), compiled with the fuzz flags
+include tests/gen.mk
+$(eval $(call gen_rules,$(FUZZ_BUILD),FUZZ_CC,FUZZ_CFLAGS))
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) $(FUZZ_HDR)
 	@mkdir -p $(dir $@)
