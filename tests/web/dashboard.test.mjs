@@ -567,8 +567,22 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   await open(page3, `#/run/${sampledId}`);
   await page3.waitForSelector('#timeline-canvas');
   const note3 = await page3.$eval('#stretch-note', (el) => el.textContent).catch(() => null);
-  check(note3 && /composed from several traced repetitions/.test(note3) && !/CUDA event around every operation/.test(note3),
+  check(note3 && /composed from several traced repetitions/.test(note3) && !/CUDA event around every operation/.test(note3)
+    && !/stayed more than 3% off/.test(note3),
     'a sampled timeline\'s note says it is composed, not taxed by every op\'s events', 'composed from several traced repetitions', note3);
+  // ... and where the run says some shares' repetitions stayed off, the note counts them
+  const offId = `${e.id}-sampled-off`;
+  await importAs(other, stretchedId, offId, (b, xe) => {
+    xe.spec.trace_ops = 'sampled';
+    xe.result.extra = { ...(xe.result.extra || {}), timing: { shares: 8, share_reps: { timelines: 4, run: 70, redone: 38, off: 5, cut: 1, tolerance_pct: 3 } } };
+  });
+  const page4 = await newPage();
+  await open(page4, `#/run/${offId}`);
+  await page4.waitForSelector('#stretch-note');
+  const note4 = await page4.$eval('#stretch-note', (el) => el.textContent);
+  await page4.closeAll();
+  check(/5 of the 32 shares' traced repetitions stayed more than 3% off/.test(note4),
+    'the note counts the shares whose repetitions stayed off', '5 of the 32 shares\' … stayed more than 3% off', note4);
   await page3.closeAll();
   const visible = await page.$eval('#stretch-note', (el) => el.offsetHeight > 0 && getComputedStyle(el).visibility !== 'hidden');
   check(visible, 'the note is visible', 'visible', 'hidden');

@@ -275,6 +275,26 @@ async function renderFinished(root, ctx, e) {
 // docs/METHOD.md "The timeline against the total").
 const STRETCH_NOTE_ABOVE = 1.05;
 
+// A sampled timeline's own facts: the rep it belongs to against the median, and the shares
+// whose traced repetitions stayed off after their retries (extra.timing.share_reps).
+function sampledWhy(tl, e) {
+  const facts = [];
+  const own = typeof tl.rep_ms === 'number' && typeof tl.median_ms === 'number' && tl.median_ms > 0
+    ? tl.rep_ms / tl.median_ms : null;
+  if (own !== null && own > STRETCH_NOTE_ABOVE) {
+    facts.push(`repetition ${tl.rep} itself took ${own.toFixed(2)}× the median (the host's pace changed during the run,`
+      + ' and a timeline follows its own repetition)');
+  }
+  const sr = e.result?.extra?.timing?.share_reps;
+  if (sr && sr.off > 0) {
+    const shares = e.result.extra.timing.shares;
+    facts.push(`${sr.off} of the ${typeof shares === 'number' && sr.timelines ? shares * sr.timelines : 'composed'}`
+      + ' shares\' traced repetitions stayed more than 3% off their repetition\'s total after their retries'
+      + ' (events in some of the streams can change how this GPU runs the plan)');
+  }
+  return facts.length ? ` Here: ${facts.join('; ')}.` : '';
+}
+
 function stretchWhy(timing, backend, traceOps) {
   const after = 'at this many streams the host\'s issue sets the pace, so the recorded ops run later than in the'
     + ' clean repetitions the total comes from. Op durations on the engines are still right; the gaps and the span are not.';
@@ -303,7 +323,9 @@ function spanAndStretch(tl, e) {
   const out = [h('p', { class: 'timeline-span mono', id: 'timeline-span', 'data-stretch': stretch ?? '' }, parts.join(' · '))];
   if (stretch !== null && stretch > STRETCH_NOTE_ABOVE) {
     out.push(h('p', { class: 'rep-note stretch-note', id: 'stretch-note', role: 'note' },
-      `This timeline is ${stretch.toFixed(1)}× the run's median: ${stretchWhy(tl.timing ?? e.spec?.timing, e.result?.backend, e.spec?.trace_ops ?? 'all')}`));
+      `This timeline is ${stretch.toFixed(1)}× the run's median: ${stretchWhy(tl.timing ?? e.spec?.timing, e.result?.backend, e.spec?.trace_ops ?? 'all')}`
+      + ((tl.timing ?? e.spec?.timing ?? 'events') === 'events' && e.spec?.trace_ops === 'sampled' && e.result?.backend !== 'sim'
+        ? sampledWhy(tl, e) : '')));
   }
   return out;
 }
