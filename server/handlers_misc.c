@@ -1,5 +1,4 @@
 /* handlers_misc.c — /api/health, /api/machines (with what sim_of can simulate) and /metrics. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,19 +49,6 @@ void handle_machine_get(request_t *req) {
     reply_json(req, 200, m);
 }
 
-/* printf onto text[*len..cap): never past cap, *len at most cap - 1 (a line that does not
- * fit is cut, not written beyond the buffer). */
-static void text_appendf(char *text, size_t cap, size_t *len, const char *fmt, ...) {
-    if (*len + 1 >= cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(text + *len, cap - *len, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        *len = *len + (size_t)n < cap ? *len + (size_t)n : cap - 1;
-}
-
 void handle_metrics(request_t *req) {
     sl_error_t err = {0};
     store_counts_t c = {0};
@@ -71,55 +57,47 @@ void handle_metrics(request_t *req) {
         reply_error(req, &err);
         return;
     }
-    char *counters = metrics_render_counters();
-    char head[2048];
-    int n = snprintf(head, sizeof head,
-                     "# HELP streamlab_queue_depth Experiments waiting to run.\n"
-                     "# TYPE streamlab_queue_depth gauge\n"
-                     "streamlab_queue_depth %lld\n"
-                     "# HELP streamlab_experiments Experiments in the store, by status.\n"
-                     "# TYPE streamlab_experiments gauge\n"
-                     "streamlab_experiments{status=\"queued\"} %lld\n"
-                     "streamlab_experiments{status=\"running\"} %lld\n"
-                     "streamlab_experiments{status=\"done\"} %lld\n"
-                     "streamlab_experiments{status=\"failed\"} %lld\n"
-                     "streamlab_experiments{status=\"cancelled\"} %lld\n",
-                     c.queued, c.queued, c.running, c.done, c.failed, c.cancelled);
-    size_t cap = (size_t)n + (counters ? strlen(counters) : 0) + 8192;
-    char *text = malloc(cap);
-    if (!text) {
-        free(counters);
-        reply_errorf(req, SL_E_NOMEM, NULL, "out of memory");
-        return;
-    }
-    size_t len = 0;
-    text[0] = '\0';
-    text_appendf(text, cap, &len, "%s%s", head, counters ? counters : "");
+    metrics_text_t b = {0};
+    metrics_printf(&b,
+                   "# HELP streamlab_queue_depth Experiments waiting to run.\n"
+                   "# TYPE streamlab_queue_depth gauge\n"
+                   "streamlab_queue_depth %lld\n"
+                   "# HELP streamlab_experiments Experiments in the store, by status.\n"
+                   "# TYPE streamlab_experiments gauge\n"
+                   "streamlab_experiments{status=\"queued\"} %lld\n"
+                   "streamlab_experiments{status=\"running\"} %lld\n"
+                   "streamlab_experiments{status=\"done\"} %lld\n"
+                   "streamlab_experiments{status=\"failed\"} %lld\n"
+                   "streamlab_experiments{status=\"cancelled\"} %lld\n",
+                   c.queued, c.queued, c.running, c.done, c.failed, c.cancelled);
+    metrics_render_counters(&b);
     const machine_info_t *m = &req->app->machine;
-    text_appendf(text, cap, &len,
-                 "# HELP streamlab_calibration_gbps Calibrated copy bandwidth per device and direction.\n"
-                 "# TYPE streamlab_calibration_gbps gauge\n");
+    metrics_printf(&b, "# HELP streamlab_calibration_gbps Calibrated copy bandwidth per device and direction.\n"
+                       "# TYPE streamlab_calibration_gbps gauge\n");
     for (int i = 0; i < m->device_count; i++) {
         const calibration_t *cb = &m->devices[i].calib;
         if (!cb->valid)
             continue;
-        text_appendf(text, cap, &len,
-                     "streamlab_calibration_gbps{device=\"%d\",direction=\"h2d\"} %.3f\n"
-                     "streamlab_calibration_gbps{device=\"%d\",direction=\"d2h\"} %.3f\n"
-                     "streamlab_calibration_gbps{device=\"%d\",direction=\"bidirectional\"} %.3f\n",
-                     i, cb->h2d_gbps, i, cb->d2h_gbps, i, cb->bidir_gbps);
+        metrics_printf(&b,
+                       "streamlab_calibration_gbps{device=\"%d\",direction=\"h2d\"} %.3f\n"
+                       "streamlab_calibration_gbps{device=\"%d\",direction=\"d2h\"} %.3f\n"
+                       "streamlab_calibration_gbps{device=\"%d\",direction=\"bidirectional\"} %.3f\n",
+                       i, cb->h2d_gbps, i, cb->d2h_gbps, i, cb->bidir_gbps);
     }
     long long objs[CUDA_OBJ__COUNT];
     backend_cuda_objects(objs);
-    text_appendf(text, cap, &len,
-                 "# HELP streamlab_cuda_objects CUDA objects this process holds now (streams, events, "
-                 "graphs, graph instances, pinned and device allocations), as streamlab made them.\n"
-                 "# TYPE streamlab_cuda_objects gauge\n");
+    metrics_printf(&b, "# HELP streamlab_cuda_objects CUDA objects this process holds now (streams, events, "
+                       "graphs, graph instances, pinned and device allocations), as streamlab made them.\n"
+                       "# TYPE streamlab_cuda_objects gauge\n");
     for (int k = 0; k < CUDA_OBJ__COUNT; k++)
-        text_appendf(text, cap, &len, "streamlab_cuda_objects{kind=\"%s\"} %lld\n", cuda_obj_names[k], objs[k]);
-    free(counters);
+        metrics_printf(&b, "streamlab_cuda_objects{kind=\"%s\"} %lld\n", cuda_obj_names[k], objs[k]);
+    if (b.failed) {
+        free(b.p);
+        reply_errorf(req, SL_E_NOMEM, NULL, "out of memory");
+        return;
+    }
     req->status = 200;
-    req->text = text;
-    req->text_len = len;
+    req->text = b.p;
+    req->text_len = b.len;
     req->text_type = "text/plain; version=0.0.4; charset=utf-8";
 }

@@ -57,14 +57,7 @@ void metrics_run(const char *status, double seconds) {
     pthread_mutex_unlock(&lock);
 }
 
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-    int failed;
-} buf_t;
-
-static void bprintf(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bprintf(buf_t *b, const char *fmt, ...) {
+void metrics_printf(metrics_text_t *b, const char *fmt, ...) {
     if (b->failed)
         return;
     for (;;) {
@@ -93,29 +86,23 @@ static void bprintf(buf_t *b, const char *fmt, ...) {
     }
 }
 
-char *metrics_render_counters(void) {
-    buf_t b = {0};
+void metrics_render_counters(metrics_text_t *b) {
     pthread_mutex_lock(&lock);
-    bprintf(&b, "# HELP streamlab_http_requests_total HTTP requests answered, by method, route and status.\n");
-    bprintf(&b, "# TYPE streamlab_http_requests_total counter\n");
+    metrics_printf(b, "# HELP streamlab_http_requests_total HTTP requests answered, by method, route and status.\n");
+    metrics_printf(b, "# TYPE streamlab_http_requests_total counter\n");
     for (int i = 0; i < HTTP_SLOTS && http[i].route; i++)
-        bprintf(&b, "streamlab_http_requests_total{method=\"%s\",route=\"%s\",status=\"%d\"} %llu\n", http[i].method,
+        metrics_printf(b, "streamlab_http_requests_total{method=\"%s\",route=\"%s\",status=\"%d\"} %llu\n", http[i].method,
                 http[i].route, http[i].status, http[i].n);
-    bprintf(&b, "# HELP streamlab_runs_total Experiments this process finished, by outcome.\n");
-    bprintf(&b, "# TYPE streamlab_runs_total counter\n");
-    bprintf(&b, "streamlab_runs_total{status=\"done\"} %llu\n", runs_done);
-    bprintf(&b, "streamlab_runs_total{status=\"failed\"} %llu\n", runs_failed);
-    bprintf(&b, "# HELP streamlab_run_duration_seconds Wall time of each experiment's run.\n");
-    bprintf(&b, "# TYPE streamlab_run_duration_seconds histogram\n");
+    metrics_printf(b, "# HELP streamlab_runs_total Experiments this process finished, by outcome.\n");
+    metrics_printf(b, "# TYPE streamlab_runs_total counter\n");
+    metrics_printf(b, "streamlab_runs_total{status=\"done\"} %llu\n", runs_done);
+    metrics_printf(b, "streamlab_runs_total{status=\"failed\"} %llu\n", runs_failed);
+    metrics_printf(b, "# HELP streamlab_run_duration_seconds Wall time of each experiment's run.\n");
+    metrics_printf(b, "# TYPE streamlab_run_duration_seconds histogram\n");
     for (size_t i = 0; i < NBUCKETS; i++)
-        bprintf(&b, "streamlab_run_duration_seconds_bucket{le=\"%g\"} %llu\n", buckets[i], bucket_counts[i]);
-    bprintf(&b, "streamlab_run_duration_seconds_bucket{le=\"+Inf\"} %llu\n", run_count);
-    bprintf(&b, "streamlab_run_duration_seconds_sum %.6f\n", run_sum_s);
-    bprintf(&b, "streamlab_run_duration_seconds_count %llu\n", run_count);
+        metrics_printf(b, "streamlab_run_duration_seconds_bucket{le=\"%g\"} %llu\n", buckets[i], bucket_counts[i]);
+    metrics_printf(b, "streamlab_run_duration_seconds_bucket{le=\"+Inf\"} %llu\n", run_count);
+    metrics_printf(b, "streamlab_run_duration_seconds_sum %.6f\n", run_sum_s);
+    metrics_printf(b, "streamlab_run_duration_seconds_count %llu\n", run_count);
     pthread_mutex_unlock(&lock);
-    if (b.failed) {
-        free(b.p);
-        return NULL;
-    }
-    return b.p;
 }
