@@ -8,9 +8,9 @@ BENCH_REF_BIN := $(BUILD)/bench/ref_overlap
 BENCH_GPU_LIBS := $(filter-out $(MHD_LIBS),$(LDLIBS)) -ljansson -lsqlite3 -lm -ldl -lrt
 BENCH_GPU_FLAGS ?= --json $(BUILD)/bench/gpu.jsonl
 
-$(BENCH_GPU_BIN): bench/bench_gpu.c bench/ref_client.c bench/ref_client.h $(CORE_OBJ) $(wildcard gpu/*.h)
+$(BENCH_GPU_BIN): bench/bench_gpu.c bench/ref_client.c bench/ref_client.h bench/bench_opts.c bench/bench_opts.h $(CORE_OBJ) $(wildcard gpu/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< bench/ref_client.c $(CORE_OBJ) $(BENCH_GPU_LIBS)
+	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< bench/ref_client.c bench/bench_opts.c $(CORE_OBJ) $(BENCH_GPU_LIBS)
 
 # `make bench-sim`: the simulated machine against the machine it names. On a GPU host it
 # measures a profile of this machine (build/bench/profile.json; PROFILE_NAME names it)
@@ -18,9 +18,9 @@ $(BENCH_GPU_BIN): bench/bench_gpu.c bench/ref_client.c bench/ref_client.h $(CORE
 # against the tables they carry.
 BENCH_SIM_BIN := $(BUILD)/bench/bench_sim
 PROFILE_NAME ?= $(shell hostname)
-$(BENCH_SIM_BIN): bench/bench_sim.c bench/ref_client.c bench/ref_client.h $(CORE_OBJ) $(wildcard gpu/*.h)
+$(BENCH_SIM_BIN): bench/bench_sim.c bench/ref_client.c bench/ref_client.h bench/bench_opts.c bench/bench_opts.h $(CORE_OBJ) $(wildcard gpu/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< bench/ref_client.c $(CORE_OBJ) $(BENCH_GPU_LIBS)
+	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< bench/ref_client.c bench/bench_opts.c $(CORE_OBJ) $(BENCH_GPU_LIBS)
 
 .PHONY: bench-sim
 bench-sim: $(BENCH_SIM_BIN)

@@ -50,6 +50,7 @@
 
 #include "gpu/backend.h"
 #include "gpu/cuda.h"
+#include "bench_opts.h"
 #include "ref_client.h"
 
 #define TOLERANCE 0.05 /* issue 4: streamlab and the reference agree within 5% */
@@ -193,33 +194,17 @@ int main(int argc, char **argv) {
     const char *ref_path = NULL, *json_path = NULL, *sizes_arg = "22,25";
     int reps = 20, warmup = 2, max_streams = 256, cpu_arg = -2, rounds = 3, max_rounds = 9;
     bool aa = false; /* --aa: the reference against a second copy of itself */
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--ref") == 0 && i + 1 < argc)
-            ref_path = argv[++i];
-        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
-            reps = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
-            warmup = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc)
-            sizes_arg = argv[++i];
-        else if (strcmp(argv[i], "--max-streams") == 0 && i + 1 < argc)
-            max_streams = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
-            json_path = argv[++i];
-        else if (strcmp(argv[i], "--cpu") == 0 && i + 1 < argc)
-            cpu_arg = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
-            rounds = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--max-rounds") == 0 && i + 1 < argc)
-            max_rounds = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--aa") == 0)
-            aa = true;
-        else {
-            fprintf(stderr, "usage: bench_gpu --ref PATH [--reps N] [--warmup N] [--sizes 22,25] [--max-streams N] "
-                            "[--cpu N] [--rounds R] [--max-rounds M] [--aa] [--json FILE]\n");
-            return 2;
-        }
-    }
+    const bench_opt_t opts[] = {
+        {"--ref", OPT_STR, &ref_path},       {"--reps", OPT_INT, &reps},
+        {"--warmup", OPT_INT, &warmup},      {"--sizes", OPT_STR, &sizes_arg},
+        {"--max-streams", OPT_INT, &max_streams}, {"--json", OPT_STR, &json_path},
+        {"--cpu", OPT_INT, &cpu_arg},        {"--rounds", OPT_INT, &rounds},
+        {"--max-rounds", OPT_INT, &max_rounds}, {"--aa", OPT_FLAG, &aa},
+    };
+    if (bench_options(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), NULL, 0, NULL,
+                      "usage: bench_gpu --ref PATH [--reps N] [--warmup N] [--sizes 22,25] [--max-streams N] "
+                      "[--cpu N] [--rounds R] [--max-rounds M] [--aa] [--json FILE]"))
+        return 2;
     if (max_rounds < rounds)
         max_rounds = rounds;
     if (!ref_path || reps < 1 || rounds < 1 || max_rounds > MAX_ROUNDS) {

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "gpu/backend.h"
+#include "bench_opts.h"
 #include "ref_client.h"
 
 #define TARGET_MEDIAN 0.03
@@ -202,33 +203,16 @@ int main(int argc, char **argv) {
     const char *profiles[16];
     int nprofiles = 0, rounds = 5, reps = 20, warmup = 3, cpu_arg = -2;
     bool measure = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--measure") == 0)
-            measure = true;
-        else if (strcmp(argv[i], "--ref") == 0 && i + 1 < argc)
-            ref_path = argv[++i];
-        else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
-            out_path = argv[++i];
-        else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
-            name = argv[++i];
-        else if (strcmp(argv[i], "--against") == 0 && i + 1 < argc)
-            against_path = argv[++i];
-        else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
-            json_path = argv[++i];
-        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
-            rounds = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
-            reps = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--cpu") == 0 && i + 1 < argc)
-            cpu_arg = atoi(argv[++i]);
-        else if (argv[i][0] != '-' && nprofiles < 16)
-            profiles[nprofiles++] = argv[i];
-        else {
-            fprintf(stderr, "usage: bench_sim [--measure --ref PATH --out FILE --name NAME [--rounds R] [--reps N] "
-                            "[--cpu N]] [--against PROFILE] [--json FILE] [PROFILE...]\n");
-            return 2;
-        }
-    }
+    const bench_opt_t opts[] = {
+        {"--measure", OPT_FLAG, &measure},    {"--ref", OPT_STR, &ref_path},   {"--out", OPT_STR, &out_path},
+        {"--name", OPT_STR, &name},           {"--against", OPT_STR, &against_path},
+        {"--json", OPT_STR, &json_path},      {"--rounds", OPT_INT, &rounds},  {"--reps", OPT_INT, &reps},
+        {"--cpu", OPT_INT, &cpu_arg},
+    };
+    if (bench_options(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), profiles, 16, &nprofiles,
+                      "usage: bench_sim [--measure --ref PATH --out FILE --name NAME [--rounds R] [--reps N] "
+                      "[--cpu N]] [--against PROFILE] [--json FILE] [PROFILE...]"))
+        return 2;
     if (rounds < 1 || rounds > MAX_ROUNDS || reps < 1 || (measure && (!ref_path || !out_path || !name))) {
         fprintf(stderr, "bench_sim: --measure needs --ref, --out and --name; --rounds is 1..%d\n", MAX_ROUNDS);
         return 2;

@@ -1,0 +1,49 @@
+/* bench_opts.c — see bench_opts.h. */
+#include "bench_opts.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_int(const char *s, int *out) {
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < INT_MIN || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int bench_options(int argc, char **argv, const bench_opt_t *opts, int nopts, const char **pos, int maxpos,
+                  int *npos, const char *usage) {
+    if (npos)
+        *npos = 0;
+    for (int i = 1; i < argc; i++) {
+        const bench_opt_t *o = NULL;
+        for (int k = 0; k < nopts && !o; k++)
+            if (strcmp(argv[i], opts[k].name) == 0)
+                o = &opts[k];
+        bool ok = true;
+        if (!o) {
+            ok = argv[i][0] != '-' && pos && npos && *npos < maxpos;
+            if (ok)
+                pos[(*npos)++] = argv[i];
+        } else if (o->kind == OPT_FLAG) {
+            *(bool *)o->dst = true;
+        } else if (i + 1 >= argc) {
+            ok = false;
+        } else if (o->kind == OPT_INT) {
+            ok = parse_int(argv[++i], (int *)o->dst) == 0;
+        } else {
+            *(const char **)o->dst = argv[++i];
+        }
+        if (!ok) {
+            fprintf(stderr, "%s\n", usage);
+            return -1;
+        }
+    }
+    return 0;
+}

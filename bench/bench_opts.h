@@ -1,0 +1,23 @@
+/* bench_opts.h — the command-line options of the C benchmarks (bench_gpu, bench_sim), from
+ * one table per program instead of a chain of strcmp()s in each. */
+#ifndef STREAMLAB_BENCH_OPTS_H
+#define STREAMLAB_BENCH_OPTS_H
+
+#include <stdbool.h>
+
+typedef enum { OPT_FLAG, OPT_INT, OPT_STR } bench_opt_kind_t;
+
+typedef struct bench_opt {
+    const char *name;       /* "--reps" */
+    bench_opt_kind_t kind;
+    void *dst;              /* bool *, int * or const char ** */
+} bench_opt_t;
+
+/* Fills each option's dst from argv; arguments that are not options go to pos (at most
+ * maxpos; *npos counts them), or are an error where pos is NULL. An unknown option, a
+ * missing value, a value that is not a whole number, or too many positional arguments:
+ * prints usage to stderr and returns -1. */
+int bench_options(int argc, char **argv, const bench_opt_t *opts, int nopts, const char **pos, int maxpos,
+                  int *npos, const char *usage);
+
+#endif
