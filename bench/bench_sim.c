@@ -12,7 +12,9 @@
  * carries, measured on its machine the day the profile was made.
  *
  * --against OTHER: simulate each PROFILE against OTHER's reference table instead (the
- * same machine measured another time: how much of the error is the machine's drift).
+ * same machine measured another time: how much of the error is the machine's drift); a
+ * `drift` column then holds OTHER's table against PROFILE's own, point by point. The
+ * `spread` column is the reference's own rounds, slowest less fastest, over their median.
  *
  * usage: bench_sim [--measure --ref PATH --out FILE --name NAME [--rounds R] [--reps N]
  *                  [--cpu N]] [--against OTHER] [--json FILE] [PROFILE...] */
@@ -96,14 +98,29 @@ static void tally_add(tally_t *t, double e) {
         t->err[t->n++] = e;
 }
 
-static void tally_print(const char *what, tally_t *t) {
+static void tally_print(const char *what, const char *noun, tally_t *t) {
     if (!t->n)
         return;
     double mx = 0;
     for (int i = 0; i < t->n; i++)
         mx = fmax(mx, t->err[i]);
-    printf("  %-22s %3d points  median error %5.1f%%  largest %5.1f%%\n", what, t->n, 100 * median_of(t->err, t->n),
-           100 * mx);
+    printf("  %-22s %3d points  median %-6s %5.1f%%  largest %5.1f%%\n", what, t->n, noun,
+           100 * median_of(t->err, t->n), 100 * mx);
+}
+
+/* The median ms of one point of a profile's reference table, 0 where it has none. */
+static double reference_ms(const json_t *profile, const char *variant, uint64_t size, int streams) {
+    size_t i;
+    const json_t *p;
+    json_array_foreach(json_object_get(json_object_get(profile, "reference"), "points"), i, p) {
+        if (strcmp(json_string_value(json_object_get(p, "variant")) ? json_string_value(json_object_get(p, "variant"))
+                                                                     : "",
+                   variant) == 0 &&
+            (uint64_t)json_integer_value(json_object_get(p, "size")) == size &&
+            json_integer_value(json_object_get(p, "streams")) == streams)
+            return json_number_value(json_object_get(p, "median_ms"));
+    }
+    return 0;
 }
 
 /* Simulate every point the profile's reference holds; print the table and the errors.
@@ -131,8 +148,10 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
                json_string_value(json_object_get(json_object_get(against, "profile"), "name")),
                json_string_value(json_object_get(json_object_get(against, "profile"), "measured_at")),
                json_string_value(json_object_get(json_object_get(against, "profile"), "gpu_uuid")));
-    printf("%-6s %-11s %7s %10s %10s %8s\n", "size", "variant", "streams", "sim_ms", "ref_ms", "error");
-    tally_t all = {0}, by[2][3];
+    printf("%-6s %-11s %7s %10s %10s %8s %8s%s\n", "size", "variant", "streams", "sim_ms", "ref_ms", "error", "spread",
+           against ? "    drift" : "");
+    tally_t all = {0}, by[2][3], drift = {0}, spread = {0};
+    int within_drift = 0;
     memset(by, 0, sizeof by);
     size_t i;
     const json_t *p;
@@ -163,7 +182,27 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
         int lg = 0;
         while ((1ull << lg) < size)
             lg++;
-        printf("2^%-4d %-11s %7d %10.3f %10.3f %+7.1f%%\n", lg, vname, streams, sim_ms, ref_ms, 100 * e);
+        /* the reference's own rounds: slowest less fastest, over their median */
+        const json_t *rounds = json_object_get(p, "rounds_ms"), *x;
+        double lo = INFINITY, hi = 0, sp = 0;
+        size_t k;
+        json_array_foreach(rounds, k, x) {
+            lo = fmin(lo, json_number_value(x));
+            hi = fmax(hi, json_number_value(x));
+        }
+        if (hi > 0)
+            tally_add(&spread, sp = (hi - lo) / ref_ms);
+        /* --against: the same point in the profile's own table, measured another time */
+        double own_ms = against ? reference_ms(profile, vname, size, streams) : 0, d = 0;
+        printf("2^%-4d %-11s %7d %10.3f %10.3f %+7.1f%% %7.1f%%", lg, vname, streams, sim_ms, ref_ms, 100 * e,
+               100 * sp);
+        if (own_ms > 0) {
+            d = ref_ms / own_ms - 1;
+            tally_add(&drift, fabs(d));
+            within_drift += fabs(e) <= fabs(d) + TARGET_MEDIAN;
+            printf(" %+7.1f%%", 100 * d);
+        }
+        printf("\n");
         tally_add(&all, fabs(e));
         int vi = v == VARIANT_SEQUENTIAL ? 0 : v == VARIANT_ASYNC_V1 ? 1 : 2;
         tally_add(&by[lg == 22 ? 0 : 1][vi], fabs(e));
@@ -178,9 +217,15 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
         for (int v = 0; v < 3; v++) {
             char what[48];
             snprintf(what, sizeof what, "2^%d %s", z ? 25 : 22, vn[v]);
-            tally_print(what, &by[z][v]);
+            tally_print(what, "error", &by[z][v]);
         }
-    tally_print("all", &all);
+    tally_print("all", "error", &all);
+    tally_print("the reference's rounds", "spread", &spread);
+    if (drift.n) {
+        tally_print("the reference, again", "drift", &drift);
+        printf("  the sim within the machine's own drift + %.0f%% at %d of %d points\n", 100 * TARGET_MEDIAN,
+               within_drift, drift.n);
+    }
     double mx = 0;
     for (int k = 0; k < all.n; k++)
         mx = fmax(mx, all.err[k]);
