@@ -15,8 +15,9 @@ $(BENCH_GPU_BIN): bench/bench_gpu.c bench/ref_client.c bench/ref_client.h bench/
 # `make bench-sim`: the simulated machine against the machine it names. On a GPU host it
 # measures a profile of this machine (build/bench/profile.json; PROFILE_NAME names it)
 # with the reference table inside, and simulates it; anywhere, the shipped profiles
-# against the tables they carry, then the H100 profile against the tables of other lent
-# H100s (bench/data: each measured by bench_sim --measure, dated, with the GPU's UUID):
+# against the tables they carry, then each profile against the tables of other lent GPUs
+# of its kind (bench/data/NAME-GPU-…json against profiles/NAME.json: each measured by
+# bench_sim --measure, dated, with the GPU's UUID):
 # how far the same machine moves from one loan to the next.
 BENCH_SIM_BIN := $(BUILD)/bench/bench_sim
 PROFILE_NAME ?= $(shell hostname)
@@ -31,7 +32,8 @@ bench-sim: $(BENCH_SIM_BIN)
 	  $(BENCH_SIM_BIN) --measure --ref $(BENCH_REF_BIN) --out $(BUILD)/bench/profile.json --name "$(PROFILE_NAME)" \
 	    --json $(BUILD)/bench/sim.jsonl; \
 	else $(BENCH_SIM_BIN) --json $(BUILD)/bench/sim.jsonl $(wildcard profiles/*.json) && \
-	  for t in $(wildcard bench/data/h100-*.json); do $(BENCH_SIM_BIN) --against $$t profiles/h100.json; done; fi
+	  for t in $(wildcard bench/data/*-GPU-*.json); do \
+	    p=$${t##*/}; $(BENCH_SIM_BIN) --against $$t profiles/$${p%%-GPU-*}.json || exit 1; done; fi
 
 # Built like the service's kernels (same nvcc flags), but shares no code with it.
 $(BENCH_REF_BIN): bench/ref_overlap.cu
