@@ -77,6 +77,16 @@ static const op_event_t *find(const timeline_t *tl, op_kind_t kind, int chunk) {
     return NULL;
 }
 
+/* The sim H100 as discovered without a GPU, and spec s of variant v over size elements
+ * (0: the default size) with one rep: the set-up of most tests below. */
+static void sim_setup(machine_info_t *m, spec_t *s, variant_t v, uint64_t size) {
+    machine_discover(m, true, "");
+    spec_defaults(s, v);
+    if (size)
+        s->size = size;
+    s->reps = 1;
+}
+
 TEST(one_stream_is_strictly_serial) {
     model_op_t ops[12];
     size_t n = 0;
@@ -444,11 +454,9 @@ TEST(issue_orders_of_the_variants) {
 
 TEST(sim_pageable_copies_do_not_overlap_kernels) {
     machine_info_t m;
-    machine_discover(&m, true, "");
     spec_t s;
-    spec_defaults(&s, VARIANT_ASYNC_V1);
+    sim_setup(&m, &s, VARIANT_ASYNC_V1, 0);
     s.host_memory = HOSTMEM_PAGEABLE;
-    s.reps = 1;
     result_t r;
     sl_error_t err = {0};
     CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
@@ -474,13 +482,10 @@ TEST(sim_pageable_copies_do_not_overlap_kernels) {
  * as long. */
 TEST(sim_zero_copy_is_link_bound_without_copies) {
     machine_info_t m;
-    machine_discover(&m, true, "");
+    spec_t s;
+    sim_setup(&m, &s, VARIANT_ZERO_COPY, 1u << 22);
     const calibration_t *c = &m.devices[0].calib;
     CHECK(c->valid && c->zero_copy_gbps > 20 && c->zero_copy_gbps < c->bidir_gbps);
-    spec_t s;
-    spec_defaults(&s, VARIANT_ZERO_COPY);
-    s.size = 1u << 22;
-    s.reps = 1;
     result_t r;
     sl_error_t err = {0};
     CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
@@ -562,11 +567,8 @@ TEST(sim_streams_beat_sequential_and_respect_the_floor) {
 
 TEST(tuned_beats_the_fixed_variants_on_the_model) {
     machine_info_t m;
-    machine_discover(&m, true, "");
     spec_t s;
-    spec_defaults(&s, VARIANT_TUNED);
-    s.size = 1u << 22;
-    s.reps = 1;
+    sim_setup(&m, &s, VARIANT_TUNED, 1u << 22);
     result_t tuned;
     sl_error_t err = {0};
     CHECK_INT(SL_OK, backend_run(&s, &m, &tuned, &err));
@@ -596,12 +598,9 @@ TEST(tuned_beats_the_fixed_variants_on_the_model) {
  * 200 GB/s each way, as over a fast coherent link), tuned's choice is zero-copy. */
 TEST(tuned_takes_zero_copy_where_it_is_faster) {
     machine_info_t m;
-    machine_discover(&m, true, "");
-    m.devices[0].calib.zero_copy_gbps = 200;
     spec_t s;
-    spec_defaults(&s, VARIANT_TUNED);
-    s.size = 1u << 22;
-    s.reps = 1;
+    sim_setup(&m, &s, VARIANT_TUNED, 1u << 22);
+    m.devices[0].calib.zero_copy_gbps = 200;
     result_t r;
     sl_error_t err = {0};
     CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
@@ -860,11 +859,8 @@ TEST(machines_read_back_from_json) {
  * longer than on the same device without it; pageable copies do not pay it. */
 TEST(memset_arrays_copy_slower_to_the_device) {
     machine_info_t m;
-    machine_discover(&m, true, "");
     spec_t s;
-    spec_defaults(&s, VARIANT_SEQUENTIAL);
-    s.size = 1u << 22;
-    s.reps = 1;
+    sim_setup(&m, &s, VARIANT_SEQUENTIAL, 1u << 22);
     result_t r;
     sl_error_t err = {0};
     CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
