@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -227,23 +228,62 @@ int profile_sim_of(const json_t *machine, machine_info_t *m, sl_error_t *err) {
     return SL_OK;
 }
 
-static pthread_once_t default_once = PTHREAD_ONCE_INIT;
-static machine_info_t default_machine;
+/* The embedded profiles, parsed once for the process: each one's "profile" metadata and
+ * its machine as measured; meta NULL where it does not load (said once, on stderr). */
+typedef struct embedded {
+    json_t *meta;
+    machine_info_t machine;
+} embedded_t;
+
+static pthread_once_t embedded_once = PTHREAD_ONCE_INIT;
+static embedded_t *embedded;
+static int nembedded;
+static machine_info_t default_machine; /* the first, as the model stands in for it */
 static bool default_ok;
 
-static void default_load(void) {
-    json_error_t jerr;
-    json_t *p = json_loads(profile_text(0), 0, &jerr);
-    sl_error_t err = {0};
-    default_ok = p && profile_machine(p, &default_machine, &err) == SL_OK;
-    if (!default_ok)
-        fprintf(stderr, "streamlab: the embedded profile does not load (%s): the sim has no calibration\n",
-                p ? err.message : jerr.text);
-    json_decref(p);
+static void embedded_load(void) {
+    nembedded = profile_count();
+    embedded = calloc((size_t)(nembedded > 0 ? nembedded : 1), sizeof *embedded);
+    if (!embedded) {
+        fprintf(stderr, "streamlab: out of memory loading the machine profiles\n");
+        nembedded = 0;
+    }
+    for (int i = 0; i < nembedded; i++) {
+        json_error_t jerr;
+        sl_error_t err = {0};
+        json_t *p = json_loads(profile_text(i), 0, &jerr);
+        const char *why = !p ? jerr.text : NULL;
+        machine_info_t sim; /* checks the profile's form too */
+        if (!why && profile_machine(p, &sim, &err) != SL_OK)
+            why = err.message;
+        if (!why && i == 0) { /* the default sim needs no more than that */
+            default_machine = sim;
+            default_ok = true;
+        }
+        if (!why && machine_from_json(json_object_get(p, "machine"), &embedded[i].machine, &err) != SL_OK)
+            why = err.message;
+        if (!why && !embedded[i].machine.id[0])
+            why = "its machine has no id";
+        if (why)
+            fprintf(stderr, "streamlab: embedded profile %d does not load (%s): it cannot be simulated%s\n", i, why,
+                    i == 0 && !default_ok ? ", and the default sim has no calibration" : "");
+        else
+            embedded[i].meta = json_incref(json_object_get(p, "profile"));
+        json_decref(p);
+    }
+}
+
+int profile_embedded(int i, const json_t **meta, const machine_info_t **m) {
+    pthread_once(&embedded_once, embedded_load);
+    if (i < 0 || i >= nembedded || !embedded[i].meta)
+        return -1;
+    *meta = embedded[i].meta;
+    *m = &embedded[i].machine;
+    return 0;
 }
 
 void profile_default_device(device_info_t *d, int index) {
-    pthread_once(&default_once, default_load);
+    pthread_once(&embedded_once, embedded_load);
     if (default_ok) {
         *d = default_machine.devices[0];
     } else {

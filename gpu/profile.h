@@ -37,6 +37,10 @@ void profile_default_device(device_info_t *d, int index);
  * and the i-th's text (NULL past the last). */
 int profile_count(void);
 const char *profile_text(int i);
+/* Embedded profile i, parsed once for the process: its "profile" metadata and its machine
+ * as measured (not renamed as simulated: the store keeps it so). 0, or -1 where i is past
+ * the last or that profile does not load (said once on stderr). */
+int profile_embedded(int i, const struct json_t **meta, const machine_info_t **m);
 /* A machine the store knows (machine_to_json's form, imported or pushed from a GPU host)
  * as the model stands in for it: backend sim, each GPU named "Simulated <its name>
  * (<label or id>)", uuid SIM-<uuid>; 0 or SL_E_INVALID where it lacks what the model

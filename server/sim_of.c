@@ -18,23 +18,14 @@ void sim_of_profiles_load(app_t *app) {
         return;
     }
     for (int i = 0; i < profile_count(); i++) {
-        json_error_t jerr;
-        sl_error_t err = {0};
-        machine_info_t m;
-        json_t *p = json_loads(profile_text(i), 0, &jerr);
-        json_t *meta = json_object_get(p, "profile");
-        const char *why = !p ? jerr.text : !json_is_object(meta) ? "it has no \"profile\" object" : NULL;
-        if (!why && machine_from_json(json_object_get(p, "machine"), &m, &err))
-            why = err.message;
-        if (!why && !m.id[0])
-            why = "its machine has no id";
-        if (why)
-            fprintf(stderr, "streamlab: embedded profile %d does not load (%s): it cannot be simulated\n", i, why);
-        else if (json_object_set(app->profiles, m.id, meta))
+        const json_t *meta;
+        const machine_info_t *m;
+        if (profile_embedded(i, &meta, &m))
+            continue; /* profile.c said why */
+        if (json_object_set(app->profiles, m->id, (json_t *)meta))
             fprintf(stderr, "streamlab: out of memory keeping embedded profile %d\n", i);
         else
-            app->profile_machines[app->nprofile_machines++] = m;
-        json_decref(p);
+            app->profile_machines[app->nprofile_machines++] = *m;
     }
 }
 
