@@ -86,6 +86,11 @@ typedef struct run {
     double *ev_start_us, *ev_end_us;     /* per plan op: traced reps' event times */
     double *best_start_us, *best_end_us; /* per plan op: sampled, the kept rep of its share's */
     double *submit_us;                   /* per plan op: host time (since t0) it was handed to CUDA */
+    int *start_ev;                       /* per plan op: the op_ev a traced rep's start reads (below) */
+    int rep_records;                     /* op events the last traced rep recorded */
+    int share0_records;                  /* ... the last traced rep of share 0 */
+    int *stream_tail;                    /* per device x created stream: in the rep being issued, the
+                                          * traced op whose end event is that stream's last entry, or -1 */
     struct queue_slot *slots;            /* scratch for the engine-queue correction */
     bool cupti;
     uint64_t cupti_t0_ns;
@@ -325,10 +330,19 @@ static double handed_us(const dev_ctx_t *dc, double t0) {
 
 /* Issue plan op i (a copy or a kernel) into stream st, with its event waits and
  * records; in a traced rep, if it is in the rep's share: an event before and after it
- * and its handover time. Shared by the reps and the graph capture. */
+ * and its handover time. Shared by the reps and the graph capture.
+ *
+ * An op whose stream's last entry is the end event of a traced op gets no start event of
+ * its own: that end event is its start (the stream reaches both at once). A start event
+ * recorded behind a copy runs on the copy engine, which by then may have moved on to
+ * another stream's copy: on a lent H100 at 2^25 async_v2 x8 (GPU-1edd2cb7) each kernel's
+ * start event waited for the next stream's 16 MB H2D, so did the kernel, and the traced
+ * reps took 1.11x the clean ones; CUPTI's record of the clean reps has each kernel at its
+ * own H2D's end. It also halves the events of a traced stream. */
 static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced_rep, double t0, sl_error_t *err) {
     const plan_op_t *op = &r->plan->ops[i];
     bool traced = traced_rep && op_timed(r, i);
+    int *tail = traced_rep && op->stream >= 0 ? &r->stream_tail[op->device * r->plan->streams + op->stream] : NULL;
     const spec_t *s = r->spec;
     dev_ctx_t *dc = &r->dev[op->device];
     int rc = SL_OK;
@@ -337,10 +351,21 @@ static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced_rep,
     /* a synchronous call (pageable memory, blocking ops) returns after its copy ran:
      * only its start bounds the op; an asynchronous one hands the op over on return */
     bool sync_call = !r->pinned || op->blocking;
-    if (op->wait_event >= 0)
+    if (traced_rep && op->stream < 0) /* the legacy stream's barrier: every stream's tail is behind it */
+        for (int k = 0; k < r->plan->streams; k++)
+            r->stream_tail[op->device * r->plan->streams + k] = -1;
+    if (op->wait_event >= 0) {
         CUDA_CHECK(cudaStreamWaitEvent(st, r->chain[op->wait_event], 0));
-    if (traced)
+        if (tail)
+            *tail = -1;
+    }
+    if (traced && tail && *tail >= 0 && !sync_call) {
+        r->start_ev[i] = 2 * *tail + 1;
+    } else if (traced) {
+        r->start_ev[i] = 2 * (int)i;
         CUDA_CHECK(cudaEventRecord(r->op_ev[2 * i], st));
+        r->rep_records++;
+    }
     if (traced && sync_call)
         r->submit_us[i] = handed_us(dc, t0);
     if (op->kind == PLAN_H2D)
@@ -352,8 +377,12 @@ static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced_rep,
                                       dev_ptr, op->offset, op->count, st));
     if (traced && !sync_call)
         r->submit_us[i] = handed_us(dc, t0);
-    if (traced)
+    if (traced) {
         CUDA_CHECK(cudaEventRecord(r->op_ev[2 * i + 1], st));
+        r->rep_records++;
+    }
+    if (tail)
+        *tail = traced && !op->blocking ? (int)i : -1;
     if (op->record_event >= 0)
         CUDA_CHECK(cudaEventRecord(r->chain[op->record_event], st));
     if (!traced_rep && !r->blocking_streams && op->stream >= 0 && dc->last_op[op->stream] == (int)i)
@@ -519,6 +548,9 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
         dc->start_handed_us = cuda_now_us() - t0;
     }
     last = ops_before_stop(p);
+    for (int k = 0; traced && k < r->ndev * p->streams; k++)
+        r->stream_tail[k] = -1;
+    r->rep_records = 0;
     if (r->graph_exec && !traced) { /* the whole plan, captured once: one call */
         CUDA_CHECK(cudaGraphLaunch(r->graph_exec, r->graph_origin));
         last = 0;
@@ -589,6 +621,8 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
             total_us = fmax(total_us, r->host_end_us[i]);
 
     if (traced) {
+        if (r->share == 0)
+            r->share0_records = r->rep_records;
         cur = -1;
         for (size_t i = 0; i < last; i++) {
             const plan_op_t *op = &p->ops[i];
@@ -600,7 +634,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
                 cur = op->device;
             }
             double a = 0, b = 0;
-            rc = elapsed_us(dc->rep_start, r->op_ev[2 * i], &a, err);
+            rc = elapsed_us(dc->rep_start, r->op_ev[r->start_ev[i]], &a, err);
             if (rc == SL_OK)
                 rc = elapsed_us(dc->rep_start, r->op_ev[2 * i + 1], &b, err);
             if (rc)
@@ -997,7 +1031,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     timeline_t xc_parts[SAMPLE_MAX_SHARES];
     bool sampled = spec->trace_ops == TRACE_SAMPLED;
     share_stats_t share_stats = {0, 0, 0, 0, 0};
-    int ntraced = 0, median_k = 0;
+    int ntraced = 0, median_k = 0, probe_records = 0;
     /* sampled: a timeline for every timeline_stride-th rep (SAMPLE_TIMELINES of them) and the median one */
     int timeline_stride = 1;
     const char *stopped_by = "reps";
@@ -1130,11 +1164,13 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         r.ev_start_us = (double *)calloc(plan->count, sizeof(double));
         r.ev_end_us = (double *)calloc(plan->count, sizeof(double));
         r.submit_us = (double *)calloc(plan->count, sizeof(double));
+        r.start_ev = (int *)calloc(plan->count, sizeof(int));
+        r.stream_tail = (int *)calloc((size_t)r.ndev * (size_t)(plan->streams > 0 ? plan->streams : 1), sizeof(int));
         r.slots = (queue_slot_t *)calloc(plan->count, sizeof *r.slots);
         r.best_start_us = (double *)calloc(plan->count, sizeof(double));
         r.best_end_us = (double *)calloc(plan->count, sizeof(double));
-        if (!r.op_ev || !r.ev_start_us || !r.ev_end_us || !r.submit_us || !r.slots || !r.best_start_us ||
-            !r.best_end_us)
+        if (!r.op_ev || !r.ev_start_us || !r.ev_end_us || !r.submit_us || !r.start_ev || !r.stream_tail || !r.slots ||
+            !r.best_start_us || !r.best_end_us)
             SL_FAIL(SL_E_NOMEM, "out of memory for %zu events", 2 * plan->count);
         for (size_t i = 0; i < plan->count; i++) {
             if (!is_device_op(plan->ops[i].kind))
@@ -1202,6 +1238,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         if (rc == SL_OK)
             rc = run_rep(&r, true, "probe traced", q, &t, NULL, NULL, err);
         probe_issue_traced = q ? fmin(probe_issue_traced, r.issue_us) : r.issue_us;
+        probe_records = r.rep_records;
         if (rc)
             goto cleanup;
         probe_clean_ms = q ? fmin(probe_clean_ms, c) : c;
@@ -1308,7 +1345,8 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                             !events_mode ? json_string("CUPTI activity records of the clean reps")
                             : r.shares > 1
                                 ? json_sprintf("traced reps (interleaved with the clean ones), %d to a timeline: each "
-                                               "puts an event before and after the ops of one share of the chunks "
+                                               "puts an event after each op of one share of the chunks, and before the first of "
+                                               "each stream's run of them "
                                                "(chunk %% %d), so that its events cost the rep about 1%%, and the "
                                                "timeline of a clean rep takes each op from the rep of its share (a "
                                                "share's rep more than 3%% off the clean rep's total is run again, up "
@@ -1320,8 +1358,9 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                                                "end of the op before it on the same engine (copies per direction; "
                                                "kernels after one that filled every SM)",
                                                r.shares, r.shares)
-                                : json_string("traced reps (interleaved with the clean ones): an event before and "
-                                              "after every op; an op's start is the latest of its start event, the "
+                                : json_string("traced reps (interleaved with the clean ones): an event after every op "
+                                              "and before each stream's first (an op's start event is the end event "
+                                              "of the op before it in its stream); an op's start is the latest of its start event, the "
                                               "host's handing it to CUDA and the end of the op before it on the same "
                                               "engine (copies per direction; kernels after one that filled every "
                                               "SM)"));
@@ -1355,14 +1394,12 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
             json_object_set_new(timing, "trace_distortion_pct",
                                 json_real(clean_med > 0 ? 100.0 * (traced_med / clean_med - 1.0) : 0));
             json_object_set_new(timing, "issue_us_traced", json_real(it));
-            /* the events of one traced rep: its share's ops, two each */
-            double timed = 0;
-            for (size_t i = 0; i < plan->count; i++)
-                if (is_device_op(plan->ops[i].kind))
-                    timed += share_of_chunk(plan->ops[i].chunk, r.shares) == 0 ? 1 : 0;
-            double recs = sampled ? 2.0 * (double)r.device_ops : 2.0 * timed;
+            /* the events of one traced rep (share 0's; an op after a traced op of its
+             * stream has one, issue_device_op) and, from the probe's or the traced reps'
+             * issue time, what one record costs the host */
+            double recs = sampled ? (double)probe_records : (double)r.share0_records;
             double dissue = sampled ? probe_issue_traced - probe_issue_clean : it - ic;
-            json_object_set_new(timing, "events_per_traced_rep", json_real(2.0 * timed));
+            json_object_set_new(timing, "events_per_traced_rep", json_real((double)r.share0_records));
             json_object_set_new(timing, "event_record_us", json_real(recs > 0 ? dissue / recs : 0));
         } else {
             json_object_set_new(timing, "cupti_library", json_string(cupti_library()));
@@ -1478,6 +1515,8 @@ cleanup:
     free(r.best_start_us);
     free(r.best_end_us);
     free(r.submit_us);
+    free(r.start_ev);
+    free(r.stream_tail);
     free(r.slots);
     free(r.creps);
     free(traced_ms);
