@@ -939,8 +939,12 @@ json_t *store_timeline_json(store_t *s, const char *id, int rep, sl_error_t *err
         return NULL;
     }
     double span_ms = json_array_size(ops) ? (last_us - first_us) / 1000.0 : 0;
-    return json_pack("{s:s, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "experiment", id, "rep", rep, "median_rep",
-                     median, "reps", reps, "span_ms", json_array_size(ops) ? json_real(span_ms) : json_null(),
+    /* lead_us: the first op's start after the rep's start, where the GPU waits for the
+     * host's first call; inside the total, outside the span */
+    return json_pack("{s:s, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "experiment", id, "rep", rep,
+                     "median_rep", median, "reps", reps, "span_ms",
+                     json_array_size(ops) ? json_real(span_ms) : json_null(), "lead_us",
+                     json_array_size(ops) ? json_real(first_us) : json_null(),
                      "rep_ms", rep_ms, "median_ms", median_ms > 0 ? json_real(median_ms) : json_null(), "stretch",
                      stretch_json(span_ms, median_ms), "timing", timing, "ops", ops);
 }

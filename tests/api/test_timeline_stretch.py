@@ -61,6 +61,9 @@ def test_a_sim_timeline_spans_its_total(origin):
     check(close(tl["span_ms"], res["total_ms"]["median"], rel=0.005, abs_=0.005), res["total_ms"]["median"],
           tl["span_ms"], "a sim timeline spans its total")
     check(abs(tl["stretch"] - 1) < 0.005, "1 within rounding", tl["stretch"], "a sim run's stretch")
+    first = min(o["start_us"] for o in tl["ops"])
+    check(tl["lead_us"] == first and first > 0, f"the first op's start, {first} us (after the host's first call)",
+          tl["lead_us"], "lead_us: where the span starts, from the rep's start")
     check(all(set(o) == OP_KEYS for o in tl["ops"]), sorted(OP_KEYS), sorted(set().union(*map(set, tl["ops"]))),
           "ops as before: these fields, no more")
     check(res["timeline_span_ms"] == tl["span_ms"] and res["timeline_stretch"] == tl["stretch"],

@@ -537,6 +537,9 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   const line = await page.$eval('#timeline-span', (el) => el.textContent).catch(() => null);
   check(line && /timeline spans .*ms/.test(line) && /the run's median .*ms/.test(line), 'the span and the median near the Gantt',
     'timeline spans … ms · the run\'s median … ms', line);
+  const tlj = await apiGet(`/api/experiments/${e.id}/timeline`);
+  const leadText = `from its first op at ${Number(tlj.lead_us.toPrecision(4))} µs`;
+  check(line && line.includes(leadText), 'the span line says where the first op starts', leadText, line);
   check(!(await page.$('#stretch-note')), 'a sim run (stretch 1) has no note', 'absent', 'present');
 
   // the same run, its median rep's ops twice as long, as a GPU run timed by events

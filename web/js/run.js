@@ -11,7 +11,7 @@
 import { api } from './api.js';
 import { createGantt } from './gantt.js';
 import {
-  h, hashFor, fmtMs, fmtPct, fmtGbps, fmtSizeLong, fmtTime, fmtNum, shortId, statusBadge,
+  h, hashFor, fmtMs, fmtUs, fmtPct, fmtGbps, fmtSizeLong, fmtTime, fmtNum, shortId, statusBadge,
   machineChip, machineName, loadMachines, OP_COLORS, totalMs, errorBox, flatten, hasPrediction, FINISHED,
   simBadge, simOf, simName, isSimulated,
 } from './ui.js';
@@ -315,7 +315,9 @@ function stretchWhy(timing, backend, traceOps) {
 
 function spanAndStretch(tl, e) {
   if (typeof tl.span_ms !== 'number') return [];
-  const parts = [`timeline spans ${fmtMs(tl.span_ms)}`];
+  // the span starts at the first op; the Gantt and the total start at the rep's start
+  const lead = typeof tl.lead_us === 'number' && tl.lead_us >= 0.5 ? ` from its first op at ${fmtUs(tl.lead_us)}` : '';
+  const parts = [`timeline spans ${fmtMs(tl.span_ms)}${lead}`];
   if (typeof tl.median_ms === 'number') parts.push(`the run's median ${fmtMs(tl.median_ms)}`);
   if (tl.rep !== tl.median_rep && typeof tl.rep_ms === 'number') parts.push(`rep ${tl.rep}'s own total ${fmtMs(tl.rep_ms)}`);
   const stretch = typeof tl.stretch === 'number' ? tl.stretch : null;
