@@ -14,7 +14,7 @@ GPU idles while the host issues the first call, inside the total but outside the
 `from 0` is that rep's last op end / median total), the seconds each run took, and the cross-check's start and end differences (median and
 largest over the ops, in us). A benchmark: it prints, it asserts nothing.
 
-usage: bench_timeline.py STREAMLAB_BIN [--reps N] [--backend cuda|sim] [--out DIR]"""
+usage: bench_timeline.py STREAMLAB_BIN [--reps N] [--backend cuda|sim] [--sizes 22,25] [--out DIR]"""
 import argparse
 import datetime
 import json
@@ -46,7 +46,13 @@ def main():
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--backend", default="cuda")
     ap.add_argument("--out", default="build/bench")
+    ap.add_argument("--sizes", default="22,25", help="log2 sizes to run, e.g. 25")
     a = ap.parse_args()
+    sizes = {int(x) for x in a.sizes.split(",") if x.strip()}
+    points = [p for p in POINTS if p[1] in sizes]
+    if not points:
+        print(f"bench-timeline: no points at sizes {a.sizes} (the seeds' are 22 and 25)")
+        return 2
     os.makedirs(a.out, exist_ok=True)
     if a.backend == "cuda" and not has_gpu():
         print("bench-timeline: skipped (no GPU)")
@@ -62,7 +68,7 @@ def main():
         print(f"bench-timeline: {gpu.get('name')} ({gpu.get('uuid')}), "
               f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; backend {a.backend}, {a.reps} reps a run")
         ids = []
-        for v, lg, s in POINTS:  # point by point, the three ways one after another
+        for v, lg, s in points:  # point by point, the three ways one after another
             for way, spec in WAYS.items():
                 if a.backend != "cuda" and way == "cupti":
                     continue
@@ -75,7 +81,7 @@ def main():
         print(f"\n{'point':<20} {'median ms':>9} {'sampled':>8} {'own rep':>7} {'shares':>6} {'redone':>6} {'tls':>5} {'off':>5} {'cut':>3} {'lead':>5} {'from 0':>6} {'s':>5} {'all':>6} {'s':>5} "
               f"{'cupti xc':>8} {'start med/max us':>16} {'end med/max us':>15}")
         rows, within = [], 0
-        for p in POINTS:
+        for p in points:
             v, lg, s = p
             es, ea, ec = got[(p, "sampled")], got.get((p, "all")), got.get((p, "cupti"))
             ts = es["result"]["extra"].get("timing", {}) if es["result"].get("extra") else {}
@@ -108,7 +114,7 @@ def main():
                   f"{f(xc.get('end_diff_us_median'), '7.1f')}/{f(xc.get('end_diff_us_max'), '<7.1f')}")
         own = sum(1 for r in rows if r["stretch_sampled_own_rep"] is not None and abs(r["stretch_sampled_own_rep"] - 1) <= 0.05)
         zero = sum(1 for r in rows if r["stretch_from_origin"] is not None and abs(r["stretch_from_origin"] - 1) <= 0.05)
-        print(f"\nsampled: median rep's span within 5% of the median total at {within} of {len(POINTS)} points, "
+        print(f"\nsampled: median rep's span within 5% of the median total at {within} of {len(points)} points, "
               f"of that rep's own total at {own}; its extent from the rep's start (lead-in included) at {zero}")
         for key in ("start_diff_us_median", "end_diff_us_median", "start_diff_us_max", "end_diff_us_max"):
             vals = [r["cross_check"][key] for r in rows if isinstance(r["cross_check"].get(key), (int, float))]

@@ -91,6 +91,7 @@ typedef struct run {
     int share0_records;                  /* ... the last traced rep of share 0 */
     int *stream_tail;                    /* per device x created stream: in the rep being issued, the
                                           * traced op whose end event is that stream's last entry, or -1 */
+    int last_issued;                     /* in the rep being issued: the last device op, or -1 */
     struct queue_slot *slots;            /* scratch for the engine-queue correction */
     bool cupti;
     uint64_t cupti_t0_ns;
@@ -332,13 +333,15 @@ static double handed_us(const dev_ctx_t *dc, double t0) {
  * records; in a traced rep, if it is in the rep's share: an event before and after it
  * and its handover time. Shared by the reps and the graph capture.
  *
- * An op whose stream's last entry is the end event of a traced op gets no start event of
- * its own: that end event is its start (the stream reaches both at once). A start event
- * recorded behind a copy runs on the copy engine, which by then may have moved on to
- * another stream's copy: on a lent H100 at 2^25 async_v2 x8 (GPU-1edd2cb7) each kernel's
- * start event waited for the next stream's 16 MB H2D, so did the kernel, and the traced
- * reps took 1.11x the clean ones; CUPTI's record of the clean reps has each kernel at its
- * own H2D's end. It also halves the events of a traced stream. */
+ * An op whose stream's last entry is the end event of a traced op issued earlier, with
+ * other ops issued in between, gets no start event of its own: that end event is its
+ * start (the stream reaches both at once). A start event recorded late behind a copy runs
+ * on the copy engine, which by then may have moved on to another stream's copy: on a
+ * lent H100 at 2^25 async_v2 x8 (GPU-1edd2cb7) each kernel's start event waited for the
+ * next stream's 16 MB H2D, so did the kernel, and the traced reps took 1.11x the clean
+ * ones; CUPTI's record of the clean reps has each kernel at its own H2D's end. An op
+ * issued right after its stream predecessor (async_v1) keeps its start event: without it,
+ * 2^25 async_v1 x64 came out 1.06-1.27 on four lent H100s, against 1.00-1.04 with it. */
 static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced_rep, double t0, sl_error_t *err) {
     const plan_op_t *op = &r->plan->ops[i];
     bool traced = traced_rep && op_timed(r, i);
@@ -359,7 +362,7 @@ static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced_rep,
         if (tail)
             *tail = -1;
     }
-    if (traced && tail && *tail >= 0 && !sync_call) {
+    if (traced && tail && *tail >= 0 && *tail != r->last_issued && !sync_call) {
         r->start_ev[i] = 2 * *tail + 1;
     } else if (traced) {
         r->start_ev[i] = 2 * (int)i;
@@ -383,6 +386,7 @@ static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced_rep,
     }
     if (tail)
         *tail = traced && !op->blocking ? (int)i : -1;
+    r->last_issued = (int)i;
     if (op->record_event >= 0)
         CUDA_CHECK(cudaEventRecord(r->chain[op->record_event], st));
     if (!traced_rep && !r->blocking_streams && op->stream >= 0 && dc->last_op[op->stream] == (int)i)
@@ -551,6 +555,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
     for (int k = 0; traced && k < r->ndev * p->streams; k++)
         r->stream_tail[k] = -1;
     r->rep_records = 0;
+    r->last_issued = -1;
     if (r->graph_exec && !traced) { /* the whole plan, captured once: one call */
         CUDA_CHECK(cudaGraphLaunch(r->graph_exec, r->graph_origin));
         last = 0;
@@ -1345,8 +1350,9 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                             !events_mode ? json_string("CUPTI activity records of the clean reps")
                             : r.shares > 1
                                 ? json_sprintf("traced reps (interleaved with the clean ones), %d to a timeline: each "
-                                               "puts an event after each op of one share of the chunks, and before the first of "
-                                               "each stream's run of them "
+                                               "puts an event before and after each op of one share of the chunks (where the "
+                                               "op before it in its stream was issued earlier, with other ops in "
+                                               "between, that op's end event stands for its start) "
                                                "(chunk %% %d), so that its events cost the rep about 1%%, and the "
                                                "timeline of a clean rep takes each op from the rep of its share (a "
                                                "share's rep more than 3%% off the clean rep's total is run again, up "
@@ -1358,9 +1364,10 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                                                "end of the op before it on the same engine (copies per direction; "
                                                "kernels after one that filled every SM)",
                                                r.shares, r.shares)
-                                : json_string("traced reps (interleaved with the clean ones): an event after every op "
-                                              "and before each stream's first (an op's start event is the end event "
-                                              "of the op before it in its stream); an op's start is the latest of its start event, the "
+                                : json_string("traced reps (interleaved with the clean ones): an event before and "
+                                              "after every op (where the op before it in its stream was issued "
+                                              "earlier, with other ops in between, that op's end event stands for "
+                                              "its start); an op's start is the latest of its start event, the "
                                               "host's handing it to CUDA and the end of the op before it on the same "
                                               "engine (copies per direction; kernels after one that filled every "
                                               "SM)"));
