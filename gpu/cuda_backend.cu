@@ -1350,10 +1350,10 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                             !events_mode ? json_string("CUPTI activity records of the clean reps")
                             : r.shares > 1
                                 ? json_sprintf("traced reps (interleaved with the clean ones), %d to a timeline: each "
-                                               "puts an event before and after each op of one share of the chunks (where the "
-                                               "op before it in its stream was issued earlier, with other ops in "
-                                               "between, that op's end event stands for its start) "
-                                               "(chunk %% %d), so that its events cost the rep about 1%%, and the "
+                                               "puts an event before and after each op of one share of the chunks (chunk %% %d; "
+                                               "where the op before it in its stream was issued earlier, with other "
+                                               "ops in between, that op's end event stands for its start), so that "
+                                               "its events cost the rep about 1%%, and the "
                                                "timeline of a clean rep takes each op from the rep of its share (a "
                                                "share's rep more than 3%% off the clean rep's total is run again, up "
                                                "to 6 times, the closest kept, unless a pass of 8 or more brought "
@@ -1401,9 +1401,9 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
             json_object_set_new(timing, "trace_distortion_pct",
                                 json_real(clean_med > 0 ? 100.0 * (traced_med / clean_med - 1.0) : 0));
             json_object_set_new(timing, "issue_us_traced", json_real(it));
-            /* the events of one traced rep (share 0's; an op after a traced op of its
-             * stream has one, issue_device_op) and, from the probe's or the traced reps'
-             * issue time, what one record costs the host */
+            /* the events one traced rep recorded (share 0's: two an op, one where the end
+             * event of the op before it stands for its start, issue_device_op) and, from
+             * the probe's or the traced reps' issue time, what one record costs the host */
             double recs = sampled ? (double)probe_records : (double)r.share0_records;
             double dissue = sampled ? probe_issue_traced - probe_issue_clean : it - ic;
             json_object_set_new(timing, "events_per_traced_rep", json_real((double)r.share0_records));
