@@ -48,8 +48,6 @@ typedef struct app {
     struct MHD_Daemon *daemon;
     struct push *push;       /* the push thread (serve --push), or NULL */
     json_t *profiles;        /* the embedded profiles: machine id -> "profile" metadata (sim_of.c) */
-    machine_info_t *profile_machines; /* ... and their machines, as loaded (nprofile_machines) */
-    int nprofile_machines;
     pthread_key_t store_key; /* each thread's own store connection */
 } app_t;
 

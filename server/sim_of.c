@@ -6,14 +6,11 @@
 #include "sim_of.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 void sim_of_profiles_load(app_t *app) {
     app->profiles = json_object();
-    app->profile_machines = calloc((size_t)(profile_count() > 0 ? profile_count() : 1), sizeof *app->profile_machines);
-    app->nprofile_machines = 0;
-    if (!app->profiles || !app->profile_machines) {
+    if (!app->profiles) {
         fprintf(stderr, "streamlab: out of memory loading the machine profiles\n");
         return;
     }
@@ -24,16 +21,16 @@ void sim_of_profiles_load(app_t *app) {
             continue; /* profile.c said why */
         if (json_object_set(app->profiles, m->id, (json_t *)meta))
             fprintf(stderr, "streamlab: out of memory keeping embedded profile %d\n", i);
-        else
-            app->profile_machines[app->nprofile_machines++] = *m;
     }
 }
 
 void sim_of_profiles_store(app_t *app, store_t *store) {
-    for (int i = 0; i < app->nprofile_machines; i++) {
-        const machine_info_t *m = &app->profile_machines[i];
+    for (int i = 0; i < profile_count(); i++) {
+        const json_t *meta;
+        const machine_info_t *m;
         sl_error_t err = {0};
-        if (store_upsert_machine(store, m, &err))
+        if (profile_embedded(i, &meta, &m) == 0 && json_object_get(app->profiles, m->id) &&
+            store_upsert_machine(store, m, &err))
             fprintf(stderr, "streamlab: storing embedded profile machine %s failed: %s\n", m->id, err.message);
     }
 }
@@ -41,9 +38,6 @@ void sim_of_profiles_store(app_t *app, store_t *store) {
 void sim_of_profiles_free(app_t *app) {
     json_decref(app->profiles);
     app->profiles = NULL;
-    free(app->profile_machines);
-    app->profile_machines = NULL;
-    app->nprofile_machines = 0;
 }
 
 const machine_info_t *sim_of_machine(app_t *app, store_t *store, const spec_t *spec, machine_info_t *sim,

@@ -6,11 +6,11 @@
 
 #include "app.h"
 
-/* Parse the embedded profiles into app->profiles (machine id -> the profile's "profile"
- * metadata) and their machines into app->profile_machines; one that does not parse is
- * logged and left out. Never fails. */
+/* The embedded profiles (gpu/profile.h, parsed once for the process) into app->profiles
+ * (machine id -> the profile's "profile" metadata); one that does not load is logged and
+ * left out. Never fails. */
 void sim_of_profiles_load(app_t *app);
-/* Upsert every loaded profile's machine into the store (logged where one fails). */
+/* Upsert the machine of every profile in app->profiles into the store (logged where one fails). */
 void sim_of_profiles_store(app_t *app, store_t *store);
 void sim_of_profiles_free(app_t *app);
 
