@@ -43,6 +43,13 @@
                                  /* within the tolerance ends the retries (the spell is not passing) */
 #define PROBE_PAIRS 3            /* the probe: this many clean and traced reps, the least of each */
 #define SAMPLE_TIMELINES 3       /* timelines composed over a run's reps (and the median rep's) */
+/* extra.timing.timelines, said of both trace_ops ways */
+#define TIMELINE_START_RULE                                                                                          \
+    "where the op before it in its stream was issued earlier, with other ops in between, that op's end event "       \
+    "stands for its start"
+#define TIMELINE_OP_START                                                                                            \
+    "an op's start is the latest of its start event, the host's handing it to CUDA and the end of the op before "    \
+    "it on the same engine (copies per direction; kernels after one that filled every SM)"
 
 typedef struct dev_ctx {
     int ordinal;                /* CUDA device */
@@ -1350,27 +1357,18 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                             !events_mode ? json_string("CUPTI activity records of the clean reps")
                             : r.shares > 1
                                 ? json_sprintf("traced reps (interleaved with the clean ones), %d to a timeline: each "
-                                               "puts an event before and after each op of one share of the chunks (chunk %% %d; "
-                                               "where the op before it in its stream was issued earlier, with other "
-                                               "ops in between, that op's end event stands for its start), so that "
-                                               "its events cost the rep about 1%%, and the "
-                                               "timeline of a clean rep takes each op from the rep of its share (a "
-                                               "share's rep more than 3%% off the clean rep's total is run again, up "
-                                               "to 6 times, the closest kept, unless a pass of 8 or more brought "
-                                               "fewer than 1 in 4 within); timelines for 3 reps spread over "
-                                               "the run and the median rep, the other reps hold none; an op's start "
-                                               "is "
-                                               "the latest of its start event, the host's handing it to CUDA and the "
-                                               "end of the op before it on the same engine (copies per direction; "
-                                               "kernels after one that filled every SM)",
-                                               r.shares, r.shares)
+                                               "puts an event before and after each op of one share of the chunks "
+                                               "(chunk %% %d; " TIMELINE_START_RULE "), so that its events cost the "
+                                               "rep about %g%%, and the timeline of a clean rep takes each op from the "
+                                               "rep of its share (a share's rep more than %g%% off the clean rep's "
+                                               "total is run again, up to %d times, the closest kept, unless a pass "
+                                               "of %d or more brought fewer than 1 in 4 within); timelines for %d "
+                                               "reps spread over the run and the median rep, the other reps hold "
+                                               "none; " TIMELINE_OP_START,
+                                               r.shares, r.shares, 100 * SAMPLE_TAX, 100 * SHARE_TOL, SHARE_TRIES,
+                                               SHARE_CUT_MIN, SAMPLE_TIMELINES)
                                 : json_string("traced reps (interleaved with the clean ones): an event before and "
-                                              "after every op (where the op before it in its stream was issued "
-                                              "earlier, with other ops in between, that op's end event stands for "
-                                              "its start); an op's start is the latest of its start event, the "
-                                              "host's handing it to CUDA and the end of the op before it on the same "
-                                              "engine (copies per direction; kernels after one that filled every "
-                                              "SM)"));
+                                              "after every op (" TIMELINE_START_RULE "); " TIMELINE_OP_START));
         if (have_host_ops)
             json_object_set_new(timing, "host", json_string("the host's share on the host clock, from the start "
                                                             "event's host time"));
