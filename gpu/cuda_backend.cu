@@ -788,19 +788,13 @@ static json_t *compare_timelines(const timeline_t *ev, const timeline_t *cu, int
     }
     double start_med = median_of(d, (int)devs), end_med = median_of(de, (int)devs);
     free(d);
-    json_t *o = json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f}", "ops_events", (json_int_t)ev->count, "ops_cupti",
-                          (json_int_t)cu->count, "duration_diff_us_mean", devs ? dur_sum / (double)devs : 0.0,
-                          "duration_diff_us_max", dur_max, "start_diff_us_max", start_max, "first_op_events_us",
-                          ev->count ? ev->ops[0].start_us : 0.0, "first_op_cupti_us",
-                          cu->count ? cu->ops[0].start_us : 0.0);
-    if (o)
-        json_object_set_new(o, "shares", json_integer(shares));
-    if (o)
-        json_object_set_new(o, "start_diff_us_median", json_real(start_med));
-    if (o)
-        json_object_set_new(o, "end_diff_us_max", json_real(end_max));
-    if (o)
-        json_object_set_new(o, "end_diff_us_median", json_real(end_med));
+    json_t *o = json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f, s:f}", "ops_events",
+                          (json_int_t)ev->count, "ops_cupti", (json_int_t)cu->count, "duration_diff_us_mean",
+                          devs ? dur_sum / (double)devs : 0.0, "duration_diff_us_max", dur_max, "start_diff_us_max",
+                          start_max, "first_op_events_us", ev->count ? ev->ops[0].start_us : 0.0,
+                          "first_op_cupti_us", cu->count ? cu->ops[0].start_us : 0.0, "shares", shares,
+                          "start_diff_us_median", start_med, "end_diff_us_max", end_max, "end_diff_us_median",
+                          end_med);
     /* every op both ways (the first 64), from the events' first op, CUPTI's aligned as
      * above, for a look at where the two methods part: [op, stream, events start, end,
      * CUPTI start, end] */
