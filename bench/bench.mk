@@ -7,10 +7,12 @@ BENCH_GPU_BIN := $(BUILD)/bench/bench_gpu
 BENCH_REF_BIN := $(BUILD)/bench/ref_overlap
 BENCH_GPU_LIBS := $(filter-out $(MHD_LIBS),$(LDLIBS)) -ljansson -lsqlite3 -lm -ldl -lrt
 BENCH_GPU_FLAGS ?= --json $(BUILD)/bench/gpu.jsonl
+# what bench_gpu and bench_sim link beside their own source and the core
+BENCH_C_SUPPORT := bench/ref_client.c bench/bench_opts.c
 
-$(BENCH_GPU_BIN): bench/bench_gpu.c bench/ref_client.c bench/ref_client.h bench/bench_opts.c bench/bench_opts.h $(CORE_OBJ) $(wildcard gpu/*.h)
+$(BENCH_GPU_BIN): bench/bench_gpu.c $(BENCH_C_SUPPORT) $(BENCH_C_SUPPORT:.c=.h) $(CORE_OBJ) $(wildcard gpu/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< bench/ref_client.c bench/bench_opts.c $(CORE_OBJ) $(BENCH_GPU_LIBS)
+	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< $(BENCH_C_SUPPORT) $(CORE_OBJ) $(BENCH_GPU_LIBS)
 
 # `make bench-sim`: the simulated machine against the machine it names. On a GPU host it
 # measures a profile of this machine (build/bench/profile.json; PROFILE_NAME names it)
@@ -21,9 +23,9 @@ $(BENCH_GPU_BIN): bench/bench_gpu.c bench/ref_client.c bench/ref_client.h bench/
 # how far the same machine moves from one loan to the next.
 BENCH_SIM_BIN := $(BUILD)/bench/bench_sim
 PROFILE_NAME ?= $(shell hostname)
-$(BENCH_SIM_BIN): bench/bench_sim.c bench/ref_client.c bench/ref_client.h bench/bench_opts.c bench/bench_opts.h $(CORE_OBJ) $(wildcard gpu/*.h)
+$(BENCH_SIM_BIN): bench/bench_sim.c $(BENCH_C_SUPPORT) $(BENCH_C_SUPPORT:.c=.h) $(CORE_OBJ) $(wildcard gpu/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< bench/ref_client.c bench/bench_opts.c $(CORE_OBJ) $(BENCH_GPU_LIBS)
+	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< $(BENCH_C_SUPPORT) $(CORE_OBJ) $(BENCH_GPU_LIBS)
 
 .PHONY: bench-sim
 bench-sim: $(BENCH_SIM_BIN)
