@@ -113,10 +113,8 @@ static double reference_ms(const json_t *profile, const char *variant, uint64_t 
     size_t i;
     const json_t *p;
     json_array_foreach(json_object_get(json_object_get(profile, "reference"), "points"), i, p) {
-        if (strcmp(json_string_value(json_object_get(p, "variant")) ? json_string_value(json_object_get(p, "variant"))
-                                                                     : "",
-                   variant) == 0 &&
-            (uint64_t)json_integer_value(json_object_get(p, "size")) == size &&
+        const char *v = json_string_value(json_object_get(p, "variant"));
+        if (v && strcmp(v, variant) == 0 && (uint64_t)json_integer_value(json_object_get(p, "size")) == size &&
             json_integer_value(json_object_get(p, "streams")) == streams)
             return json_number_value(json_object_get(p, "median_ms"));
     }
