@@ -24,12 +24,10 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import has_gpu, start_server  # noqa: E402
+from lab import has_gpu, seed_points, start_server  # noqa: E402
 
 POINTS = [  # (variant, log2 size, streams): issue 19's host-bound and two-mode points
     ("async_v2", 22, 256), ("async_v2", 22, 32), ("async_v1", 22, 128), ("async_v1", 25, 64), ("sequential", 25, 1)]
-TABLE = [(v, lg, s) for lg in (22, 25) for v, ss in (("sequential", [1]), ("async_v1", [1 << i for i in range(9)]),
-                                                     ("async_v2", [1 << i for i in range(9)])) for s in ss]
 REF_NAME = {"sequential": "seq", "async_v1": "v1", "async_v2": "v2"}
 
 
@@ -90,7 +88,7 @@ def main():
                     help="the experiments' trace_ops (sampled, the default, costs seconds a run at 64-256 streams)")
     ap.add_argument("--out", default="build/bench")
     a = ap.parse_args()
-    points = [p for p in TABLE if str(p[1]) in a.sizes.split(",")] if a.table else POINTS
+    points = seed_points(a.sizes) if a.table else POINTS
     if a.runs is None:
         a.runs = 3 if a.table else 20
     os.makedirs(a.out, exist_ok=True)

@@ -24,11 +24,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import has_gpu, start_server  # noqa: E402
+from lab import has_gpu, seed_points, start_server  # noqa: E402
 
-STREAMS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
-POINTS = [(v, lg, s) for lg in (22, 25) for v, ss in (("sequential", [1]), ("async_v1", STREAMS),
-                                                      ("async_v2", STREAMS)) for s in ss]
 WAYS = {"sampled": {"timing": "events", "trace_ops": "sampled"},
         "all": {"timing": "events", "trace_ops": "all"},
         "cupti": {"timing": "cupti", "trace_ops": "sampled"}}
@@ -48,8 +45,7 @@ def main():
     ap.add_argument("--out", default="build/bench")
     ap.add_argument("--sizes", default="22,25", help="log2 sizes to run, e.g. 25")
     a = ap.parse_args()
-    sizes = {int(x) for x in a.sizes.split(",") if x.strip()}
-    points = [p for p in POINTS if p[1] in sizes]
+    points = seed_points(a.sizes)
     if not points:
         print(f"bench-timeline: no points at sizes {a.sizes} (the seeds' are 22 and 25)")
         return 2

@@ -47,6 +47,18 @@ class Lab:
         return health
 
 
+# the seeds' 38 points: (variant, log2 size, streams) at 2^22 and 2^25, sequential and
+# async_v1/v2 over 1..256 streams
+SEED_POINTS = [(v, lg, s) for lg in (22, 25) for v, ss in (("sequential", [1]), ("async_v1", [1 << i for i in range(9)]),
+                                                           ("async_v2", [1 << i for i in range(9)])) for s in ss]
+
+
+def seed_points(sizes="22,25"):
+    """SEED_POINTS at the log2 sizes of a comma list ("25", "22,25")."""
+    want = {int(x) for x in sizes.split(",") if x.strip()}
+    return [p for p in SEED_POINTS if p[1] in want]
+
+
 def start_server(binary, name, out_dir):
     """`binary serve` on a free port with a fresh store in a temporary folder, labelled
     bench-NAME-PID, its output into OUT_DIR/NAME-server.log: (process, Lab, label). The
