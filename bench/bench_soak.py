@@ -10,10 +10,14 @@ each round what the server process holds: threads, open files, RSS, locked and p
 rounds (default 3), the same interleaving in the same long-lived server: per point the median of
 each program's run medians, streamlab / reference, and at the end how many points are within 5%
 and at how many streamlab is the slower (issue 19's table: at least 36 of 38, at most 24 slower).
+--table --self-check: a second reference process (its own context, the same program) runs every
+point too, right after streamlab, and is scored against the first exactly as streamlab is: what
+the same plain CUDA program gets against itself on this machine in the same minutes, the floor
+under streamlab's count.
 A benchmark: it prints, it asserts nothing.
 
-usage: bench_soak.py STREAMLAB_BIN REF_BIN [--table [--sizes 22,25]] [--runs N] [--reps N] [--trace-ops sampled|all]
-                     [--out DIR]"""
+usage: bench_soak.py STREAMLAB_BIN REF_BIN [--table [--sizes 22,25] [--self-check]] [--runs N] [--reps N]
+                     [--trace-ops sampled|all] [--out DIR]"""
 import argparse
 import json
 import os
@@ -86,6 +90,8 @@ def main():
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--trace-ops", default="sampled", choices=("sampled", "all"),
                     help="the experiments' trace_ops (sampled, the default, costs seconds a run at 64-256 streams)")
+    ap.add_argument("--self-check", action="store_true",
+                    help="--table: a second reference process, scored against the first as streamlab is")
     ap.add_argument("--out", default="build/bench")
     a = ap.parse_args()
     points = seed_points(a.sizes) if a.table else POINTS
@@ -96,7 +102,8 @@ def main():
         print("bench-soak: skipped (no GPU)")
         return 0
     srv, lab, label = start_server(a.bin, "soak", a.out)
-    ref = subprocess.Popen([a.ref, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    refs = [subprocess.Popen([a.ref, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+            for _ in range(2 if a.table and a.self_check else 1)]
     try:
         health = lab.wait_health(label)
         if health.get("backend") != "cuda":
@@ -108,24 +115,22 @@ def main():
               f"trace_ops {a.trace_ops}")
         sl = {p: [] for p in points}
         rf = {p: [] for p in points}
+        rf2 = {p: [] for p in points}
         counts = [("start", dict(proc_counts(srv.pid), cuda=cuda_counts(lab)))]
         for r in range(a.runs):
             for p in points:
                 v, lg, s = p
-                ref.stdin.write(f"{REF_NAME[v]} {1 << lg} {s} {a.reps} 3\n")
-                ref.stdin.flush()
-                ans = ref.stdout.readline().split()
-                if not ans or ans[0] != "ok":
-                    raise SystemExit(f"reference {p}: {' '.join(ans)}")
-                rf[p].append(float(ans[1]))
+                rf[p].append(ask_ref(refs[0], p, a.reps))
                 e = lab.call("POST", "/api/experiments", {"variant": v, "size": 1 << lg, "streams": s, "reps": a.reps,
                                                           "warmup": 3, "backend": "cuda", "trace_ops": a.trace_ops,
                                                           "label": f"soak {r + 1}"})
                 e = lab.finished(e["id"], f"streamlab {p}")
                 sl[p].append(e["result"]["total_ms"]["median"])
+                if len(refs) > 1:
+                    rf2[p].append(ask_ref(refs[1], p, a.reps))
             counts.append((f"after round {r + 1}", dict(proc_counts(srv.pid), cuda=cuda_counts(lab))))
         if a.table:
-            return print_table(points, sl, rf, a.out, gpu, counts)
+            return print_table(points, sl, rf, rf2 if len(refs) > 1 else None, a.out, gpu, counts)
         print(f"\n{'point':<22} {'sl 1-5':>8} {'sl last5':>9} {'last/first':>10} {'slope ms/run':>12} "
               f"{'ref 1-5':>8} {'ref last5':>9} {'last/first':>10} {'sl/ref':>7}")
         rows = []
@@ -141,11 +146,23 @@ def main():
         with open(os.path.join(a.out, "soak.json"), "w") as f:
             json.dump({"gpu": gpu, "points": rows, "process": counts}, f, indent=1)
     finally:
-        ref.stdin.close()
-        ref.wait()
+        for ref in refs:
+            ref.stdin.close()
+            ref.wait()
         srv.terminate()
         srv.wait()
     return 0
+
+
+def ask_ref(ref, p, reps):
+    """One run of point p by a reference process (--serve): its median ms."""
+    v, lg, s = p
+    ref.stdin.write(f"{REF_NAME[v]} {1 << lg} {s} {reps} 3\n")
+    ref.stdin.flush()
+    ans = ref.stdout.readline().split()
+    if not ans or ans[0] != "ok":
+        raise SystemExit(f"reference {p}: {' '.join(ans)}")
+    return float(ans[1])
 
 
 def print_counts(counts):
@@ -160,27 +177,46 @@ def print_counts(counts):
               f"{c.get('VmLck', '-'):>7} {c.get('VmPin', '-'):>7} {str(c.get('gpu_mib', '-')):>8} {objs:>54}")
 
 
-def print_table(points, sl, rf, out, gpu, counts):
+def score(mine, ref):
+    """mine against ref, per point the medians of their run medians: (ratio, within 5%, slower)."""
+    a, b = statistics.median(mine), statistics.median(ref)
+    return a / b, abs(a / b - 1) <= 0.05, a > b
+
+
+def print_table(points, sl, rf, rf2, out, gpu, counts):
     """--table: per point the median of each program's run medians and their ratio, and the
     reference's own spread (its slowest run over its fastest): a miss where that spread is
     over 5% too is marked as within the machine's noise (it still counts). The points
-    within 5% and those where streamlab is the slower."""
-    print(f"\n{'point':<22} {'streamlab runs (ms)':<36} {'reference runs (ms)':<36} {'sl/ref':>7} {'ref spread':>10}")
-    rows, within, slower, noisy = [], 0, 0, 0
+    within 5% and those where streamlab is the slower. With rf2 (--self-check), the second
+    reference against the first, counted the same way."""
+    print(f"\n{'point':<22} {'streamlab runs (ms)':<36} {'reference runs (ms)':<36} {'sl/ref':>7} {'ref spread':>10}"
+          + (f" {'ref2/ref':>8}" if rf2 else ""))
+    rows, within, slower, noisy, within2, slower2 = [], 0, 0, 0, 0, 0
     for p in points:
         v, lg, s = p
-        a, b = statistics.median(sl[p]), statistics.median(rf[p])
+        ratio, ok, slow = score(sl[p], rf[p])
         spread = max(rf[p]) / min(rf[p]) - 1
-        ok = abs(a / b - 1) <= 0.05
         within += ok
-        slower += a > b
+        slower += slow
         noisy += not ok and spread > 0.05
+        self_col = ""
+        if rf2:
+            ratio2, ok2, slow2 = score(rf2[p], rf[p])
+            within2 += ok2
+            slower2 += slow2
+            self_col = f" {ratio2:8.3f}"
         mark = "" if ok else "  * (the reference's own runs spread more)" if spread > 0.05 else "  *"
         print(f"2^{lg} {v} x{s:<8} {' / '.join(f'{x:.3f}' for x in sl[p]):<36} "
-              f"{' / '.join(f'{x:.3f}' for x in rf[p]):<36} {a / b:7.3f} {100 * spread:9.1f}%{mark}")
-        rows.append({"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p]})
+              f"{' / '.join(f'{x:.3f}' for x in rf[p]):<36} {ratio:7.3f} {100 * spread:9.1f}%{self_col}{mark}")
+        row = {"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p]}
+        if rf2:
+            row["ref2_ms"] = rf2[p]
+        rows.append(row)
     print(f"\nwithin 5%: {within} of {len(points)} ({noisy} of the misses where the reference spread more than 5% "
           f"itself); streamlab the slower at {slower} of {len(points)}")
+    if rf2:
+        print(f"the reference against itself (a second process, same rounds): within 5% at {within2} of "
+              f"{len(points)}; the second the slower at {slower2} of {len(points)}")
     print_counts(counts)
     with open(os.path.join(out, "table.json"), "w") as f:
         json.dump({"gpu": gpu, "points": rows, "process": counts}, f, indent=1)
