@@ -107,6 +107,21 @@ $(BENCH_CALLS_LIB): bench/count_calls.c
 bench-calls: $(BIN) $(BENCH_REF_BIN) $(BENCH_CALLS_LIB)
 	@python3 bench/bench_calls.py $(BIN) $(BENCH_REF_BIN) $(BENCH_CALLS_LIB) --out $(BUILD)/bench
 
+# `make bench-order` (issues 18, 21): the order the engines serve the plain reference's ops in,
+# under each CUDA_DEVICE_MAX_CONNECTIONS, from CUPTI's activity records (an injection library,
+# bench/trace_acts.c), and what the recording costs the run. BENCH_ORDER_FLAGS: --points, --size,
+# --connections, --reps.
+BENCH_ORDER_LIB := $(BUILD)/bench/libtrace_acts.so
+$(BENCH_ORDER_LIB): bench/trace_acts.c
+	@mkdir -p $(dir $@)
+	@if [ -z "$(NVCC)" ]; then echo "bench-order: CUDA not found"; exit 1; fi
+	$(CC) -shared -fPIC -O2 -Wall -Wextra -I$(CUDA_HOME)/include -o $@ $< -L$(CUDA_HOME)/lib64 \
+	  -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/extras/CUPTI/lib64 -lcupti
+
+.PHONY: bench-order
+bench-order: $(BENCH_REF_BIN) $(BENCH_ORDER_LIB)
+	@python3 bench/bench_order.py $(BENCH_REF_BIN) $(BENCH_ORDER_LIB) --out $(BUILD)/bench $(BENCH_ORDER_FLAGS)
+
 # `make bench-timeline` (issue 21): the seeds' 38 points with the default sampled timeline,
 # with an event pair around every op, and under CUPTI (its cross-check holds each op of a
 # sampled timeline against CUPTI's record of it in the same rep). Spans against totals.
