@@ -43,6 +43,7 @@
                                  /* within the tolerance ends the retries (the spell is not passing) */
 #define PROBE_PAIRS 3            /* the probe: this many clean and traced reps, the least of each */
 #define SAMPLE_TIMELINES 3       /* timelines composed over a run's reps (and the median rep's) */
+#define UNCAPTURED_REPS 3        /* timing cupti: reps without CUPTI, after a warm-up of their own, for its cost */
 /* extra.timing.timelines, said of both trace_ops ways */
 #define TIMELINE_START_RULE                                                                                          \
     "where the op before it in its stream was issued earlier, with other ops in between, that op's end event "       \
@@ -1038,6 +1039,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     bool sampled = spec->trace_ops == TRACE_SAMPLED;
     share_stats_t share_stats = {0, 0, 0, 0, 0};
     int ntraced = 0, median_k = 0, probe_records = 0;
+    double uncaptured_ms[UNCAPTURED_REPS] = {0};
     /* sampled: a timeline for every timeline_stride-th rep (SAMPLE_TIMELINES of them) and the median one */
     int timeline_stride = 1;
     const char *stopped_by = "reps";
@@ -1201,6 +1203,20 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     if (!out->rep_ms || !out->timelines || !traced_ms || !issue_clean || !issue_traced)
         SL_FAIL(SL_E_NOMEM, "out of memory for %d repetitions", cap);
 
+    /* timing cupti: what the recording costs this run. CUPTI's activity records slow the
+     * GPU's work, not only the host's calls: a plain CUDA program at 2^25 with 16-128
+     * streams ran a median 7-9%, up to 16%, slower with them on three lent H100s
+     * (2026-11-25, make bench-order). A few reps before they start, after a warm-up of
+     * their own, say how much here (extra.timing.without_cupti); the run's total stays
+     * the recorded reps', whose timelines it shows. */
+    for (int q = 0; r.cupti && q <= UNCAPTURED_REPS; q++) {
+        r.cupti = false; /* run_rep keeps no CUPTI rep for these */
+        rc = run_rep(&r, false, q ? "without CUPTI" : "warm-up without CUPTI", q, q ? &uncaptured_ms[q - 1] : &warm_ms,
+                     NULL, NULL, err);
+        r.cupti = true;
+        if (rc)
+            goto cleanup;
+    }
     if (r.cupti) {
         r.cap_creps = spec->warmup + cap + 2 * PROBE_PAIRS + SAMPLE_MAX_SHARES; /* + the probe, the cross-check */
         r.creps = (cupti_rep_t *)calloc((size_t)r.cap_creps, sizeof *r.creps);
@@ -1402,6 +1418,10 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
             json_object_set_new(timing, "event_record_us", json_real(recs > 0 ? dissue / recs : 0));
         } else {
             json_object_set_new(timing, "cupti_library", json_string(cupti_library()));
+            double unc = median_of(uncaptured_ms, UNCAPTURED_REPS);
+            json_object_set_new(timing, "without_cupti",
+                                json_pack("{s:i, s:f, s:f}", "reps", UNCAPTURED_REPS, "median_ms", unc, "cost_pct",
+                                          unc > 0 ? 100.0 * (clean_med / unc - 1.0) : 0.0));
             if (cross_check) {
                 json_object_set_new(timing, "cross_check", cross_check);
                 cross_check = NULL;

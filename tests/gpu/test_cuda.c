@@ -282,6 +282,16 @@ static void test_cupti_agrees(void) {
            re.total_ms.median, rc_.total_ms.median, dump ? dump : "missing");
     free(dump);
     CHECK(xc != NULL, "cupti run: expected extra.timing.cross_check");
+    /* what the recording cost the run: reps without CUPTI before it started */
+    json_t *wo = json_object_get(json_object_get(rc_.extra, "timing"), "without_cupti");
+    double wo_ms = json_number_value(json_object_get(wo, "median_ms"));
+    double cost = json_number_value(json_object_get(wo, "cost_pct"));
+    printf("  without CUPTI: %lld reps, median %.3f ms; the recorded reps' median %.3f ms: cost %+.1f%%\n",
+           (long long)json_integer_value(json_object_get(wo, "reps")), wo_ms, rc_.total_ms.median, cost);
+    CHECK(json_integer_value(json_object_get(wo, "reps")) == 3 && wo_ms > 0,
+          "cupti run: expected extra.timing.without_cupti with 3 reps and a median");
+    CHECK(fabs(cost - 100.0 * (rc_.total_ms.median / wo_ms - 1.0)) < 1e-6,
+          "cupti run: cost_pct %.3f is not the recorded median over the unrecorded one", cost);
     /* where the two part, by op kind: the events' start before CUPTI's, their end after */
     json_t *xops = xc ? json_object_get(xc, "ops") : NULL;
     CHECK(json_array_size(xops) == a->count, "cross-check: expected every op both ways, got %zu of %zu",
