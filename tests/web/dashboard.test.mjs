@@ -586,6 +586,25 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   await page4.closeAll();
   check(/5 of the 32 shares' traced repetitions stayed more than 3% off/.test(note4),
     'the note counts the shares whose repetitions stayed off', '5 of the 32 shares\' … stayed more than 3% off', note4);
+  // a CUPTI-timed run says what its recording cost it, from the reps run before CUPTI started
+  const cuptiId = `${e.id}-cupti`;
+  await importAs(other, stretchedId, cuptiId, (b, xe) => {
+    xe.spec.timing = 'cupti';
+    xe.result.backend = 'cuda';
+    xe.result.extra = { ...(xe.result.extra || {}), timing: { without_cupti: { reps: 3, median_ms: 3.174, cost_pct: 15.07 } } };
+  });
+  const page5 = await newPage();
+  await open(page5, `#/run/${cuptiId}`);
+  await page5.waitForSelector('#cupti-cost');
+  const note5 = await page5.$eval('#cupti-cost', (el) => el.textContent);
+  await page5.closeAll();
+  check(/took 15\.1% longer than 3 run before the recording started \(median 3\.17\d? ms\)/.test(note5),
+    'a CUPTI run says what its recording cost', 'took 15.1% longer than 3 run before the recording started (median 3.17 ms)', note5);
+  const page6 = await newPage();
+  await open(page6, `#/run/${offId}`);
+  await page6.waitForSelector('#stretch-note');
+  check(!(await page6.$('#cupti-cost')), 'an events run has no CUPTI cost note', 'absent', 'present');
+  await page6.closeAll();
   await page3.closeAll();
   const visible = await page.$eval('#stretch-note', (el) => el.offsetHeight > 0 && getComputedStyle(el).visibility !== 'hidden');
   check(visible, 'the note is visible', 'visible', 'hidden');

@@ -313,8 +313,19 @@ function stretchWhy(timing, backend, traceOps) {
   return 'its ops ran later than in the repetitions the total comes from: the gaps and the span overstate the run.';
 }
 
+// timing cupti: what the recording cost the run (extra.timing.without_cupti: reps run
+// before CUPTI started, and the recorded median over theirs)
+function cuptiCost(e) {
+  const wo = e.result?.extra?.timing?.without_cupti;
+  if (!wo || typeof wo.cost_pct !== 'number' || !(wo.median_ms > 0)) return [];
+  const pct = Math.abs(wo.cost_pct).toFixed(1);
+  return [h('p', { class: 'rep-note cupti-cost', id: 'cupti-cost', role: 'note' },
+    `CUPTI's activity records cost this run: its repetitions, all recorded, took ${pct}% ${wo.cost_pct >= 0 ? 'longer' : 'less'}`
+    + ` than ${wo.reps} run before the recording started (median ${fmtMs(wo.median_ms)}); the total above is the recorded one.`)];
+}
+
 function spanAndStretch(tl, e) {
-  if (typeof tl.span_ms !== 'number') return [];
+  if (typeof tl.span_ms !== 'number') return cuptiCost(e);
   // the span starts at the first op; the Gantt and the total start at the rep's start
   const lead = typeof tl.lead_us === 'number' && tl.lead_us >= 0.5 ? ` from its first op at ${fmtUs(tl.lead_us)}` : '';
   const parts = [`timeline spans ${fmtMs(tl.span_ms)}${lead}`];
@@ -329,7 +340,7 @@ function spanAndStretch(tl, e) {
       + ((tl.timing ?? e.spec?.timing ?? 'events') === 'events' && e.spec?.trace_ops === 'sampled' && e.result?.backend !== 'sim'
         ? sampledWhy(tl, e) : '')));
   }
-  return out;
+  return out.concat(cuptiCost(e));
 }
 
 // The timeline of rep K (the median where none is asked for). A bundle exported with
