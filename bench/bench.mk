@@ -94,15 +94,18 @@ bench-zero-copy: $(BENCH_ZC_BIN)
 bench-soak: $(BIN) $(BENCH_REF_BIN)
 	@python3 bench/bench_soak.py $(BIN) $(BENCH_REF_BIN) --out $(BUILD)/bench $(BENCH_SOAK_FLAGS)
 
+# The CUPTI injection libraries (loaded by the CUDA driver through CUDA_INJECTION64_PATH):
+# bench/count_calls.c for bench-calls, bench/trace_acts.c for bench-order.
+BENCH_CALLS_LIB := $(BUILD)/bench/libcount_calls.so
+BENCH_ORDER_LIB := $(BUILD)/bench/libtrace_acts.so
+$(BENCH_CALLS_LIB) $(BENCH_ORDER_LIB): $(BUILD)/bench/lib%.so: bench/%.c
+	@mkdir -p $(dir $@)
+	@if [ -z "$(NVCC)" ]; then echo "$@: CUDA not found"; exit 1; fi
+	$(CC) -shared -fPIC -O2 -Wall -Wextra -I$(CUDA_HOME)/include -o $@ $< -L$(CUDA_HOME)/lib64 \
+	  -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/extras/CUPTI/lib64 -lcupti
+
 # `make bench-calls` (issue 19): the CUDA calls one rep makes, by kind, streamlab against the
 # reference, counted by CUPTI's callback API through an injection library (bench/count_calls.c).
-BENCH_CALLS_LIB := $(BUILD)/bench/libcount_calls.so
-$(BENCH_CALLS_LIB): bench/count_calls.c
-	@mkdir -p $(dir $@)
-	@if [ -z "$(NVCC)" ]; then echo "bench-calls: CUDA not found"; exit 1; fi
-	$(CC) -shared -fPIC -O2 -Wall -Wextra -I$(CUDA_HOME)/include -o $@ $< -L$(CUDA_HOME)/lib64 \
-	  -Wl,-rpath,$(CUDA_HOME)/lib64 -lcupti
-
 .PHONY: bench-calls
 bench-calls: $(BIN) $(BENCH_REF_BIN) $(BENCH_CALLS_LIB)
 	@python3 bench/bench_calls.py $(BIN) $(BENCH_REF_BIN) $(BENCH_CALLS_LIB) --out $(BUILD)/bench
@@ -111,13 +114,6 @@ bench-calls: $(BIN) $(BENCH_REF_BIN) $(BENCH_CALLS_LIB)
 # under each CUDA_DEVICE_MAX_CONNECTIONS, from CUPTI's activity records (an injection library,
 # bench/trace_acts.c), and what the recording costs the run. BENCH_ORDER_FLAGS: --points, --size,
 # --connections, --reps.
-BENCH_ORDER_LIB := $(BUILD)/bench/libtrace_acts.so
-$(BENCH_ORDER_LIB): bench/trace_acts.c
-	@mkdir -p $(dir $@)
-	@if [ -z "$(NVCC)" ]; then echo "bench-order: CUDA not found"; exit 1; fi
-	$(CC) -shared -fPIC -O2 -Wall -Wextra -I$(CUDA_HOME)/include -o $@ $< -L$(CUDA_HOME)/lib64 \
-	  -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/extras/CUPTI/lib64 -lcupti
-
 .PHONY: bench-order
 bench-order: $(BENCH_REF_BIN) $(BENCH_ORDER_LIB)
 	@python3 bench/bench_order.py $(BENCH_REF_BIN) $(BENCH_ORDER_LIB) --out $(BUILD)/bench $(BENCH_ORDER_FLAGS)
