@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import has_gpu  # noqa: E402
+from lab import has_gpu, ref_median_ms  # noqa: E402
 
 REP_GAP_NS = 1_000_000  # reps are apart by their memset and check: milliseconds
 WAITED_US = 100
@@ -24,10 +24,8 @@ WAITED_US = 100
 
 def run_ref(ref, variant, size, streams, reps, env):
     out = subprocess.run([ref, variant, str(size), str(streams), str(reps), "3"], env=env, check=True,
-                         capture_output=True, text=True).stdout.split()
-    if not out or out[0] != "ok":
-        raise SystemExit(f"reference {variant} {size} {streams}: {' '.join(out)}")
-    return float(out[1])
+                         capture_output=True, text=True).stdout
+    return ref_median_ms(out, f"{variant} {size} {streams}")
 
 
 def reps_of(path, reps):

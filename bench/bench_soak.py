@@ -28,7 +28,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import has_gpu, seed_points, start_server  # noqa: E402
+from lab import has_gpu, ref_median_ms, seed_points, start_server  # noqa: E402
 
 POINTS = [  # (variant, log2 size, streams): issue 19's host-bound and two-mode points
     ("async_v2", 22, 256), ("async_v2", 22, 32), ("async_v1", 22, 128), ("async_v1", 25, 64), ("sequential", 25, 1)]
@@ -115,7 +115,7 @@ def main():
               f"trace_ops {a.trace_ops}")
         sl = {p: [] for p in points}
         rf = {p: [] for p in points}
-        rf2 = {p: [] for p in points}
+        rf2 = {p: [] for p in points} if len(refs) > 1 else None  # --self-check: the second reference's runs
         counts = [("start", dict(proc_counts(srv.pid), cuda=cuda_counts(lab)))]
         for r in range(a.runs):
             for p in points:
@@ -126,11 +126,11 @@ def main():
                                                           "label": f"soak {r + 1}"})
                 e = lab.finished(e["id"], f"streamlab {p}")
                 sl[p].append(e["result"]["total_ms"]["median"])
-                if len(refs) > 1:
+                if rf2 is not None:
                     rf2[p].append(ask_ref(refs[1], p, a.reps))
             counts.append((f"after round {r + 1}", dict(proc_counts(srv.pid), cuda=cuda_counts(lab))))
         if a.table:
-            return print_table(points, sl, rf, rf2 if len(refs) > 1 else None, a.out, gpu, counts)
+            return print_table(points, sl, rf, rf2, a.out, gpu, counts)
         print(f"\n{'point':<22} {'sl 1-5':>8} {'sl last5':>9} {'last/first':>10} {'slope ms/run':>12} "
               f"{'ref 1-5':>8} {'ref last5':>9} {'last/first':>10} {'sl/ref':>7}")
         rows = []
@@ -159,10 +159,7 @@ def ask_ref(ref, p, reps):
     v, lg, s = p
     ref.stdin.write(f"{REF_NAME[v]} {1 << lg} {s} {reps} 3\n")
     ref.stdin.flush()
-    ans = ref.stdout.readline().split()
-    if not ans or ans[0] != "ok":
-        raise SystemExit(f"reference {p}: {' '.join(ans)}")
-    return float(ans[1])
+    return ref_median_ms(ref.stdout.readline(), p)
 
 
 def print_counts(counts):

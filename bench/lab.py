@@ -59,6 +59,15 @@ def seed_points(sizes="22,25"):
     return [p for p in SEED_POINTS if p[1] in want]
 
 
+def ref_median_ms(answer, what):
+    """bench/ref_overlap's answer line ("ok MEDIAN_MS MIN_MS MAX_MS ISSUE_US" or "err MESSAGE"):
+    the median ms, or SystemExit naming `what` with the answer."""
+    words = answer.split()
+    if not words or words[0] != "ok":
+        raise SystemExit(f"reference {what}: {' '.join(words)}")
+    return float(words[1])
+
+
 def start_server(binary, name, out_dir):
     """`binary serve` on a free port with a fresh store in a temporary folder, labelled
     bench-NAME-PID, its output into OUT_DIR/NAME-server.log: (process, Lab, label). The
