@@ -1209,15 +1209,14 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
      * (2026-11-25, make bench-order). A few reps before they start, after a warm-up of
      * their own, say how much here (extra.timing.without_cupti); the run's total stays
      * the recorded reps', whose timelines it shows. */
-    for (int q = 0; r.cupti && q <= UNCAPTURED_REPS; q++) {
+    if (r.cupti) {
         r.cupti = false; /* run_rep keeps no CUPTI rep for these */
-        rc = run_rep(&r, false, q ? "without CUPTI" : "warm-up without CUPTI", q, q ? &uncaptured_ms[q - 1] : &warm_ms,
-                     NULL, NULL, err);
+        for (int q = 0; rc == SL_OK && q <= UNCAPTURED_REPS; q++)
+            rc = run_rep(&r, false, q ? "without CUPTI" : "warm-up without CUPTI", q,
+                         q ? &uncaptured_ms[q - 1] : &warm_ms, NULL, NULL, err);
         r.cupti = true;
         if (rc)
             goto cleanup;
-    }
-    if (r.cupti) {
         r.cap_creps = spec->warmup + cap + 2 * PROBE_PAIRS + SAMPLE_MAX_SHARES; /* + the probe, the cross-check */
         r.creps = (cupti_rep_t *)calloc((size_t)r.cap_creps, sizeof *r.creps);
         if (!r.creps)
