@@ -124,3 +124,11 @@ bench-order: $(BENCH_REF_BIN) $(BENCH_ORDER_LIB)
 .PHONY: bench-timeline
 bench-timeline: $(BIN)
 	@python3 bench/bench_timeline.py $(BIN) --out $(BUILD)/bench $(BENCH_TIMELINE_FLAGS)
+
+# `make bench-multi-gpu` (issue 19): multi_gpu on two real GPUs through REST against the plain
+# reference's mgpu case and one GPU alone, the sim of this machine beside it, and the peer copies
+# (bench/bench_multi_gpu.py). Skips where fewer than two GPUs. BENCH_MULTI_GPU_FLAGS: --rounds,
+# --reps, --sizes, --streams.
+.PHONY: bench-multi-gpu
+bench-multi-gpu: $(BIN) $(BENCH_REF_BIN)
+	@python3 bench/bench_multi_gpu.py $(BIN) $(BENCH_REF_BIN) --out $(BUILD)/bench $(BENCH_MULTI_GPU_FLAGS)

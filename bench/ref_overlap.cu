@@ -6,13 +6,21 @@
  *   v1:  per stream: H2D, kernel, D2H (depth-first)
  *   v2:  all H2D, then all kernels, then all D2H (breadth-first)
  *   k:   the kernel alone over the whole array (a diagnostic: the kernels' speed)
+ *   mgpu: the array halved over devices 0 and 1, v1 within each half on that device's
+ *         STREAMS streams, issued chunk by chunk alternating devices (streamlab's multi_gpu);
+ *         timed on device 0: its stop event waits (cudaStreamWaitEvent) for an event
+ *         recorded behind all of device 1's work, so one clock measures both
+ *   peer: SIZE bytes from device 0 to device 1 by cudaMemcpyPeerAsync, REPS copies after
+ *         WARMUP, first without peer access, then with it (where the devices allow it);
+ *         answers "ok BEST_GBPS_WITHOUT BEST_GBPS_WITH MEDIAN_GBPS_WITHOUT MEDIAN_GBPS_WITH"
+ *         (0 for "with" where peer access is impossible; STREAMS is ignored)
  * Each case runs as the seeds' program does, start to end: it allocates its arrays,
  * creates its streams and events, runs warm-ups, then reps timed by an event pair on
  * stream 0 (median printed), and frees all of it, as each streamlab run does too: no
  * case inherits buffers or idle streams from an earlier one. The output is checked
  * after every rep (a[i] == 1 within float tolerance).
  *
- * usage: ref_overlap seq|v1|v2 SIZE STREAMS REPS WARMUP   one case, one line
+ * usage: ref_overlap seq|v1|v2|k|mgpu|peer SIZE STREAMS REPS WARMUP   one case, one line
  *        ref_overlap --serve                              one case per stdin line
  * answer: "ok MEDIAN_MS MIN_MS MAX_MS ISSUE_US" (ISSUE_US: the median host time from the
  * start event's record to the stop event's) or "err MESSAGE". SIZE must divide by
@@ -38,9 +46,16 @@ static float *a, *d_a;
 static cudaStream_t stream[MAX_STREAMS];
 static int nstreams_made;
 static cudaEvent_t start_ev, stop_ev;
+/* mgpu and peer: device 1's half, streams and end event */
+static float *d_b;
+static cudaStream_t stream_b[MAX_STREAMS];
+static int nstreams_b;
+static cudaEvent_t done_b;
+static int peer_on;
 
 /* everything a case made, freed (the case's end, or its failure) */
 static void release_case(void) {
+    cudaSetDevice(0);
     cudaDeviceSynchronize();
     for (; nstreams_made > 0; nstreams_made--)
         cudaStreamDestroy(stream[nstreams_made - 1]);
@@ -54,6 +69,24 @@ static void release_case(void) {
         cudaFree(d_a);
     start_ev = stop_ev = NULL;
     a = d_a = NULL;
+    if (d_b || nstreams_b || done_b || peer_on) {
+        cudaSetDevice(1);
+        cudaDeviceSynchronize();
+        for (; nstreams_b > 0; nstreams_b--)
+            cudaStreamDestroy(stream_b[nstreams_b - 1]);
+        if (done_b)
+            cudaEventDestroy(done_b);
+        if (d_b)
+            cudaFree(d_b);
+        if (peer_on & 2)
+            cudaDeviceDisablePeerAccess(0);
+        cudaSetDevice(0);
+        if (peer_on & 1)
+            cudaDeviceDisablePeerAccess(1);
+        d_b = NULL;
+        done_b = NULL;
+        peer_on = 0;
+    }
     cudaGetLastError();
 }
 
@@ -80,28 +113,48 @@ static double now_us(void) {
 
 static int run_case(const char *variant, size_t n, int nstreams, int reps, int warmup, float *med, float *mn,
                     float *mx, float *issue_us, char *msg, size_t msglen) {
-    if (n == 0 || nstreams < 1 || nstreams > MAX_STREAMS || reps < 1 || n % ((size_t)nstreams * BLOCK) ||
-        n > 0x7fffffffu) {
-        snprintf(msg, msglen, "bad case (size must divide by streams x %d)", BLOCK);
-        return -1;
-    }
     int mode = strcmp(variant, "seq") == 0 ? 0
                : strcmp(variant, "v1") == 0 ? 1
                : strcmp(variant, "v2") == 0 ? 2
                : strcmp(variant, "k") == 0  ? 3
+               : strcmp(variant, "mgpu") == 0 ? 4
                                             : -1;
     if (mode < 0) {
         snprintf(msg, msglen, "unknown variant %s", variant);
         return -1;
     }
+    size_t ndev = mode == 4 ? 2 : 1;
+    if (n == 0 || nstreams < 1 || nstreams > MAX_STREAMS || reps < 1 || n % (ndev * (size_t)nstreams * BLOCK) ||
+        n > 0x7fffffffu) {
+        snprintf(msg, msglen, "bad case (size must divide by devices x streams x %d)", BLOCK);
+        return -1;
+    }
+    if (mode == 4) {
+        int count = 0;
+        CK(cudaGetDeviceCount(&count));
+        if (count < 2) {
+            snprintf(msg, msglen, "mgpu needs 2 devices; %d here", count);
+            return -1;
+        }
+    }
     size_t bytes = n * sizeof(float);
-    CK(cudaMallocHost((void **)&a, bytes)); /* host pinned */
-    CK(cudaMalloc((void **)&d_a, bytes));
+    size_t half = n / ndev; /* elements on each device */
+    CK(cudaSetDevice(0));
+    CK(cudaMallocHost((void **)&a, bytes)); /* host pinned (portable: every device maps it) */
+    CK(cudaMalloc((void **)&d_a, half * sizeof(float)));
     CK(cudaEventCreate(&start_ev));
     CK(cudaEventCreate(&stop_ev));
     for (; nstreams_made < nstreams; nstreams_made++)
         CK(cudaStreamCreate(&stream[nstreams_made]));
-    int streamSize = (int)(n / (size_t)nstreams);
+    if (mode == 4) {
+        CK(cudaSetDevice(1));
+        CK(cudaMalloc((void **)&d_b, half * sizeof(float)));
+        CK(cudaEventCreateWithFlags(&done_b, cudaEventDisableTiming));
+        for (; nstreams_b < nstreams; nstreams_b++)
+            CK(cudaStreamCreate(&stream_b[nstreams_b]));
+        CK(cudaSetDevice(0));
+    }
+    int streamSize = (int)(half / (size_t)nstreams);
     size_t streamBytes = (size_t)streamSize * sizeof(float);
     float *times = (float *)malloc(2 * (size_t)reps * sizeof(float));
     float *issue = times + reps;
@@ -127,6 +180,22 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
             }
         } else if (mode == 3) {
             kernel<<<(unsigned)(n / BLOCK), BLOCK>>>(d_a, 0);
+        } else if (mode == 4) {
+            for (int i = 0; i < nstreams; ++i) {
+                int offset = i * streamSize;
+                for (int d = 0; d < 2; d++) {
+                    float *h = a + (size_t)d * half, *dev = d ? d_b : d_a;
+                    cudaStream_t st = d ? stream_b[i] : stream[i];
+                    CK(cudaSetDevice(d));
+                    CK(cudaMemcpyAsync(&dev[offset], &h[offset], streamBytes, cudaMemcpyHostToDevice, st));
+                    kernel<<<streamSize / BLOCK, BLOCK, 0, st>>>(dev, offset);
+                    CK(cudaMemcpyAsync(&h[offset], &dev[offset], streamBytes, cudaMemcpyDeviceToHost, st));
+                }
+            }
+            CK(cudaSetDevice(1));
+            CK(cudaEventRecord(done_b, 0)); /* behind every blocking stream of device 1 */
+            CK(cudaSetDevice(0));
+            CK(cudaStreamWaitEvent(0, done_b, 0));
         } else {
             for (int i = 0; i < nstreams; ++i) {
                 int offset = i * streamSize;
@@ -170,8 +239,87 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
     return 0;
 }
 
+/* peer: BYTES from device 0 to device 1, timed by an event pair on a stream of device 0;
+ * best and median GB/s without peer access, then with it (0 where it is impossible). */
+static int time_copies(float *dst, float *src, size_t bytes, int reps, int warmup, cudaStream_t st, double *best,
+                       double *median, char *msg, size_t msglen) {
+    float *ms = (float *)malloc((size_t)reps * sizeof(float));
+    if (!ms) {
+        snprintf(msg, msglen, "out of memory");
+        return -1;
+    }
+    for (int r = -warmup; r < reps; r++) {
+        float t = 0;
+        cudaError_t e = cudaEventRecord(start_ev, st);
+        if (e == cudaSuccess)
+            e = cudaMemcpyPeerAsync(dst, 1, src, 0, bytes, st);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(stop_ev, st);
+        if (e == cudaSuccess)
+            e = cudaEventSynchronize(stop_ev);
+        if (e == cudaSuccess)
+            e = cudaEventElapsedTime(&t, start_ev, stop_ev);
+        if (e != cudaSuccess) {
+            snprintf(msg, msglen, "peer copy: %s", cudaGetErrorString(e));
+            free(ms);
+            return -1;
+        }
+        if (r >= 0)
+            ms[r] = t;
+    }
+    qsort(ms, (size_t)reps, sizeof *ms, cmp_float);
+    *best = (double)bytes / (ms[0] * 1e6);
+    *median = (double)bytes / (ms[reps / 2] * 1e6);
+    free(ms);
+    return 0;
+}
+
+static int peer_case(size_t bytes, int reps, int warmup, double gbps[4], char *msg, size_t msglen) {
+    int count = 0, can01 = 0, can10 = 0;
+    CK(cudaGetDeviceCount(&count));
+    if (count < 2 || bytes == 0 || bytes % sizeof(float) || reps < 1) {
+        snprintf(msg, msglen, "peer needs 2 devices (%d here), BYTES a multiple of 4 and REPS >= 1", count);
+        return -1;
+    }
+    CK(cudaDeviceCanAccessPeer(&can01, 0, 1));
+    CK(cudaDeviceCanAccessPeer(&can10, 1, 0));
+    CK(cudaSetDevice(1));
+    CK(cudaMalloc((void **)&d_b, bytes));
+    CK(cudaSetDevice(0));
+    CK(cudaMalloc((void **)&d_a, bytes));
+    CK(cudaMemset(d_a, 0, bytes));
+    CK(cudaEventCreate(&start_ev));
+    CK(cudaEventCreate(&stop_ev));
+    CK(cudaStreamCreate(&stream[nstreams_made++]));
+    gbps[1] = gbps[3] = 0;
+    if (time_copies(d_b, d_a, bytes, reps, warmup, stream[0], &gbps[0], &gbps[2], msg, msglen))
+        return -1;
+    if (can01 && can10) {
+        CK(cudaDeviceEnablePeerAccess(1, 0));
+        peer_on |= 1;
+        CK(cudaSetDevice(1));
+        CK(cudaDeviceEnablePeerAccess(0, 0));
+        peer_on |= 2;
+        CK(cudaSetDevice(0));
+        if (time_copies(d_b, d_a, bytes, reps, warmup, stream[0], &gbps[1], &gbps[3], msg, msglen))
+            return -1;
+    }
+    return 0;
+}
+
 static void answer(const char *variant, const char *size, const char *streams, const char *reps, const char *warmup) {
     char msg[512];
+    if (strcmp(variant, "peer") == 0) {
+        double g[4] = {0, 0, 0, 0};
+        int rc = peer_case(strtoull(size, NULL, 0), atoi(reps), atoi(warmup), g, msg, sizeof msg);
+        release_case();
+        if (rc == 0)
+            printf("ok %.3f %.3f %.3f %.3f\n", g[0], g[1], g[2], g[3]);
+        else
+            printf("err %s\n", msg);
+        fflush(stdout);
+        return;
+    }
     float med = 0, mn = 0, mx = 0, issue_us = 0;
     int rc = run_case(variant, strtoull(size, NULL, 0), atoi(streams), atoi(reps), atoi(warmup), &med, &mn, &mx,
                       &issue_us, msg, sizeof msg);
@@ -199,6 +347,6 @@ int main(int argc, char **argv) {
         }
         return 0;
     }
-    fprintf(stderr, "usage: ref_overlap seq|v1|v2 SIZE STREAMS REPS WARMUP | --serve\n");
+    fprintf(stderr, "usage: ref_overlap seq|v1|v2|k|mgpu|peer SIZE STREAMS REPS WARMUP | --serve\n");
     return 2;
 }
