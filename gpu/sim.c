@@ -178,7 +178,10 @@ int sim_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, res
     result_summarise(out);
     out->verified = true; /* backend_run checked plan coverage before the run */
     snprintf(out->verification, sizeof out->verification, "plan_coverage");
+    model_device_t md; /* the hardware queues the model gave the streams (its default, or
+                        * STREAMLAB_MODEL_CONNECTIONS), as sim_simulate_plan's input had them */
+    model_default_device(&md);
     out->extra = json_pack("{s:s, s:s, s:i, s:b}", "device", dev.name, "model", "engine-queue",
-                           "connections", 8, "deterministic", 1);
+                           "connections", md.connections, "deterministic", 1);
     return SL_OK;
 }

@@ -873,6 +873,22 @@ TEST(memset_arrays_copy_slower_to_the_device) {
     result_free(&r);
 }
 
+/* A simulated result says how many hardware queues its streams were given, as the model
+ * ran it (it had said 8 while the model ran 32). */
+TEST(a_simulated_result_names_the_models_queue_count) {
+    machine_info_t m;
+    spec_t s;
+    sim_setup(&m, &s, VARIANT_ASYNC_V2, 1u << 22);
+    s.streams = s.chunks = 16;
+    model_device_t md;
+    model_default_device(&md);
+    result_t r;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
+    CHECK_INT(md.connections, (long long)json_integer_value(json_object_get(r.extra, "connections")));
+    result_free(&r);
+}
+
 /* What the shipped profiles are for: simulated, each profile's machine gives the seeds'
  * table as the plain CUDA reference measured it on that machine the day the profile was
  * made (bench-sim prints the whole table). Deterministic: the model against recorded
@@ -1008,6 +1024,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(the_sim_is_the_h100_profile),
     TEST_ENTRY(machines_read_back_from_json),
     TEST_ENTRY(memset_arrays_copy_slower_to_the_device),
+    TEST_ENTRY(a_simulated_result_names_the_models_queue_count),
     TEST_ENTRY(the_profiles_simulate_their_machines),
     TEST_ENTRY(stats_mean_stays_between_min_and_max),
     TEST_ENTRY(bad_traces_are_refused),
