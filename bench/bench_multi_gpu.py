@@ -10,8 +10,11 @@ Printed per point: each program's median of its run medians, streamlab / referen
 two GPUs over one for each, the sim's total and its error against streamlab's measurement, and the
 floor streamlab reports. A benchmark: it prints, it asserts nothing. Skips where fewer than two GPUs.
 
+--export FILE: the last round's runs and the CUPTI run as a bundle (GET /api/export, ops=median), the
+server's machine labelled --label: how examples/h100x2-lent.json was made.
+
 usage: bench_multi_gpu.py STREAMLAB_BIN REF_BIN [--rounds N] [--reps N] [--sizes 24,26]
-                          [--streams 1,4,16] [--out DIR]"""
+                          [--streams 1,4,16] [--out DIR] [--export FILE [--label TEXT]]"""
 import argparse
 import json
 import os
@@ -43,6 +46,8 @@ def main():
     ap.add_argument("--sizes", default="24,26", help="log2 sizes, e.g. 24,26")
     ap.add_argument("--streams", default="1,4,16", help="streams per device, e.g. 1,4,16")
     ap.add_argument("--out", default="build/bench")
+    ap.add_argument("--export", help="write the last round's runs as a bundle here")
+    ap.add_argument("--label", help="the server's machine label (default bench-multi-gpu-PID)")
     a = ap.parse_args()
     n = gpu_count()
     if n < 2:
@@ -50,7 +55,7 @@ def main():
         return 0
     os.makedirs(a.out, exist_ok=True)
     points = [(lg, s) for lg in (int(x) for x in a.sizes.split(",")) for s in (int(x) for x in a.streams.split(","))]
-    srv, lab, label = start_server(a.bin, "multi-gpu", a.out)
+    srv, lab, label = start_server(a.bin, "multi-gpu", a.out, a.label)
     ref = subprocess.Popen([a.ref, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def ask_ref(line):
@@ -74,7 +79,7 @@ def main():
               f"{a.rounds} rounds, {a.reps} reps a run")
         runs = {}  # (lg, s, who) -> [medians]
         peers = []
-        multi_ids = {}
+        multi_ids, last_round = {}, []
         for rnd in range(a.rounds):
             for lg, s in points:
                 base = {"size": 1 << lg, "streams": s, "reps": a.reps, "warmup": 2, "label": f"multi-gpu r{rnd}"}
@@ -85,6 +90,8 @@ def main():
                 two = lab.finished(lab.call("POST", "/api/experiments", dict(base, variant="multi_gpu", devices=[0, 1]))["id"],
                                    f"2^{lg} x{s} two GPUs")
                 runs.setdefault((lg, s, "sl2"), []).append(two["result"]["total_ms"]["median"])
+                if rnd == a.rounds - 1:
+                    last_round += [one["id"], two["id"]]
                 runs.setdefault((lg, s, "floor2"), []).append(two["result"].get("floor_ms"))
                 multi_ids[(lg, s)] = two["id"]
                 peer = (two["result"].get("extra") or {}).get("peer")
@@ -141,6 +148,11 @@ def main():
               f"{cc.get('end_diff_us_median')}/{cc.get('end_diff_us_max')} us")
         with open(os.path.join(a.out, "multi_gpu_timeline.json"), "w") as fo:
             json.dump({"cupti_run": xc_run, "timeline": lab.call("GET", f"/api/experiments/{xc_run['id']}/timeline")}, fo)
+        if a.export:
+            ids = "&".join(f"experiment={i}" for i in last_round + [xc_run["id"]])
+            with open(a.export, "w") as fo:
+                json.dump(lab.call("GET", f"/api/export?{ids}&ops=median"), fo)
+            print(f"bundle: {len(last_round) + 1} experiments in {a.export}")
         with open(os.path.join(a.out, "multi_gpu.json"), "w") as fo:
             json.dump({"gpus": gpus[:2], "machine": m, "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()),
                        "points": rows, "peer_streamlab": peers, "peer_reference": ref_peer}, fo, indent=1)

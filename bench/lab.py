@@ -68,14 +68,14 @@ def ref_median_ms(answer, what):
     return float(words[1])
 
 
-def start_server(binary, name, out_dir):
+def start_server(binary, name, out_dir, label=None):
     """`binary serve` on a free port with a fresh store in a temporary folder, labelled
-    bench-NAME-PID, its output into OUT_DIR/NAME-server.log: (process, Lab, label). The
-    caller waits with lab.wait_health(label) and terminates the process."""
+    LABEL (default bench-NAME-PID), its output into OUT_DIR/NAME-server.log: (process, Lab,
+    label). The caller waits with lab.wait_health(label) and terminates the process."""
     import os
     import subprocess
     import tempfile
-    port, label = free_port(), f"bench-{name}-{os.getpid()}"
+    port, label = free_port(), label or f"bench-{name}-{os.getpid()}"
     tmp = tempfile.mkdtemp(prefix=f"{name}.")
     log = open(os.path.join(out_dir, f"{name}-server.log"), "w")
     srv = subprocess.Popen([binary, "serve", "--listen", f"127.0.0.1:{port}", "--db", os.path.join(tmp, f"{name}.db"),
