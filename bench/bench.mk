@@ -87,6 +87,19 @@ bench-zero-copy: $(BENCH_ZC_BIN)
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
 	  echo "bench-zero-copy: skipped (no GPU)"; else $(BENCH_ZC_BIN) 15; fi
 
+# Two GPUs' copies beside each other: alone or together, one direction or both, the host side
+# of the two directions on the same pages or on two arrays (plain CUDA, bench/probe_two_gpus.cu).
+BENCH_TWO_GPUS_BIN := $(BUILD)/bench/probe_two_gpus
+$(BENCH_TWO_GPUS_BIN): bench/probe_two_gpus.cu
+	@mkdir -p $(dir $@)
+	@if [ -z "$(NVCC)" ]; then echo "bench-two-gpus: nvcc not found"; exit 1; fi
+	$(NVCC) $(NVCCFLAGS) -o $@ $<
+
+.PHONY: bench-two-gpus
+bench-two-gpus: $(BENCH_TWO_GPUS_BIN)
+	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
+	  echo "bench-two-gpus: skipped (no GPU)"; else $(BENCH_TWO_GPUS_BIN) 9; fi
+
 # `make bench-soak` (issue 19): one server, the same experiments through REST 20 times at the
 # host-bound and two-mode points, interleaved with the reference program; time against run
 # index and what the process holds after each round. BENCH_SOAK_FLAGS="--runs 30" and so on.
