@@ -222,6 +222,13 @@ typedef struct calibration {
     double dirty_cache_mib;          /* how much of an array just written is still dirty in the
                                       * cache (its last MiB): what a 128 MiB array's H2D pays
                                       * over a clean one, in dirty_h2d_us_per_mib */
+    double host_copy_gbps;           /* the machine's: GB/s every device moves together while
+                                      * all of them copy both ways at once (both directions,
+                                      * summed over devices), the host side's limit; 0: one
+                                      * device, or not measured */
+    double host_h2d_gbps;            /* the H2D copies' part of host_copy_gbps (the host reads
+                                      * slower than it writes there: 74 of 168 GB/s on a lent
+                                      * pair of H100s); 0: not measured */
     int samples;
 } calibration_t;
 

@@ -20,6 +20,10 @@ int cuda_discover(machine_info_t *m);
  * and kernel time per element; fills m->devices[index].calib. */
 int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err);
 
+/* Every device of m copying both ways at once: the GB/s they move together, the host
+ * side's limit, into every device's calib.host_copy_gbps. Nothing where m has one device. */
+int cuda_calibrate_host(machine_info_t *m, sl_error_t *err);
+
 /* Bare copies on device `index`: `bytes` H2D and `bytes` D2H at once from one start, no
  * kernel, `reps` times; the least and the median time to the later end (ms). What no
  * copy pipeline of those bytes can beat on this machine now (bench-gpu prints it). */

@@ -44,13 +44,13 @@ cleanup:
     return rc;
 }
 
-/* Both directions at once from one start: n back-to-back H2D copies of total/n bytes each
- * on s0 and as many D2H on s1; µs from the start to each direction's end. */
-static int time_both_batch(void *d_dst, const void *h_src, void *h_dst, const void *d_src, size_t total, int n,
-                           cudaStream_t s0, cudaStream_t s1, cudaEvent_t e0, cudaEvent_t e1, cudaEvent_t e2,
-                           double *h2d_us, double *d2h_us, sl_error_t *err) {
+/* Both directions at once from one start (e0): n back-to-back H2D copies of total/n bytes
+ * each on s0 and as many D2H on s1, each direction's end recorded (e1, e2); returns at
+ * once. The current device must be the streams'. */
+static int issue_both(void *d_dst, const void *h_src, void *h_dst, const void *d_src, size_t total, int n,
+                      cudaStream_t s0, cudaStream_t s1, cudaEvent_t e0, cudaEvent_t e1, cudaEvent_t e2,
+                      sl_error_t *err) {
     int rc = SL_OK;
-    float a = 0, b = 0;
     size_t each = total / (size_t)n;
     CUDA_CHECK(cudaEventRecord(e0, s0));
     CUDA_CHECK(cudaStreamWaitEvent(s1, e0, 0));
@@ -61,6 +61,15 @@ static int time_both_batch(void *d_dst, const void *h_src, void *h_dst, const vo
     }
     CUDA_CHECK(cudaEventRecord(e1, s0));
     CUDA_CHECK(cudaEventRecord(e2, s1));
+cleanup:
+    return rc;
+}
+
+/* issue_both's end: wait for both directions; µs from the start to each one's end. */
+static int collect_both(cudaEvent_t e0, cudaEvent_t e1, cudaEvent_t e2, double *h2d_us, double *d2h_us,
+                        sl_error_t *err) {
+    int rc = SL_OK;
+    float a = 0, b = 0;
     CUDA_CHECK(cudaEventSynchronize(e1));
     CUDA_CHECK(cudaEventSynchronize(e2));
     CUDA_CHECK(cudaEventElapsedTime(&a, e0, e1));
@@ -69,6 +78,15 @@ static int time_both_batch(void *d_dst, const void *h_src, void *h_dst, const vo
     *d2h_us = (double)b * 1e3;
 cleanup:
     return rc;
+}
+
+/* Both directions at once from one start: n back-to-back H2D copies of total/n bytes each
+ * on s0 and as many D2H on s1; µs from the start to each direction's end. */
+static int time_both_batch(void *d_dst, const void *h_src, void *h_dst, const void *d_src, size_t total, int n,
+                           cudaStream_t s0, cudaStream_t s1, cudaEvent_t e0, cudaEvent_t e1, cudaEvent_t e2,
+                           double *h2d_us, double *d2h_us, sl_error_t *err) {
+    int rc = issue_both(d_dst, h_src, h_dst, d_src, total, n, s0, s1, e0, e1, e2, err);
+    return rc ? rc : collect_both(e0, e1, e2, h2d_us, d2h_us, err);
 }
 
 /* Time one copy of `bytes` on stream s with events; GB/s (bytes per ns). */
@@ -511,6 +529,105 @@ cleanup:
         cudaStreamSynchronize(s1);
     release_copy_rig(s0, s1, e0, e1, e2, d_a, d_b, h, NULL);
     free(t);
+    cudaSetDevice(prev);
+    return rc;
+}
+
+/* Every device copying both ways at once, each direction on its own pinned array (as a
+ * chunked pipeline's H2D and D2H touch different chunks): the bytes all of them move
+ * together, both directions, each over its own time, summed over devices, and the H2D
+ * part of it; the median rep of CAL_BIDIR_REPS spread like the per-device reps. On lent
+ * pairs of H100s (2026-11-25, bench-two-gpus) one direction on both GPUs moved 53-55 GB/s
+ * each, and both directions on both 162-184 GB/s together, H2D 35-40 of it on each GPU
+ * and D2H 44-53, where one GPU alone moves 46-51 each way: the host side (its memory, the
+ * root complex) is shared, and 2^26 pipelines of 4-16 streams on two GPUs ran 1.51-1.78x
+ * one GPU, not 1.95. With the D2H writing the very pages the H2D reads, one host showed
+ * no such limit (200 GB/s) and another the same one (162-174): the pipelines' way is
+ * measured. The peak would pick a rep whose devices happened not to overlap. Stored in
+ * every device's calibration, for the model (model_device_t.host_copy_gbps, host_h2d_gbps). */
+int cuda_calibrate_host(machine_info_t *m, sl_error_t *err) {
+    enum { MAXD = SPEC_MAX_DEVICES };
+    int rc = SL_OK, prev = 0, nd = m->device_count < MAXD ? m->device_count : MAXD;
+    size_t bytes = CAL_BYTES / 2;
+    char *h[MAXD] = {0}, *h_out[MAXD] = {0}, *d_a[MAXD] = {0}, *d_b[MAXD] = {0};
+    cudaStream_t s0[MAXD] = {0}, s1[MAXD] = {0};
+    cudaEvent_t e0[MAXD] = {0}, e1[MAXD] = {0}, e2[MAXD] = {0};
+    double agg[CAL_BIDIR_REPS], agg_h2d[CAL_BIDIR_REPS];
+    int d = 0, got = 0;
+    if (nd < 2)
+        return SL_OK;
+    if (cudaGetDevice(&prev) != cudaSuccess)
+        (void)cudaGetLastError();
+    for (d = 0; d < nd; d++) {
+        size_t free_b = 0, total_b = 0;
+        CUDA_CHECK(cudaSetDevice(m->devices[d].index));
+        CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+        while (bytes > (16u << 20) && 2 * bytes + (256u << 20) > free_b)
+            bytes /= 2;
+    }
+    for (d = 0; d < nd; d++) {
+        CUDA_CHECK(cudaSetDevice(m->devices[d].index));
+        CUDA_CHECK(sl_host_alloc((void **)&h[d], bytes, cudaHostAllocPortable));
+        CUDA_CHECK(sl_host_alloc((void **)&h_out[d], bytes, cudaHostAllocPortable));
+        memset(h[d], 0, bytes);
+        memset(h_out[d], 0, bytes);
+        CUDA_CHECK(sl_malloc(&d_a[d], bytes));
+        CUDA_CHECK(sl_malloc(&d_b[d], bytes));
+        CUDA_CHECK(cudaMemset(d_b[d], 0, bytes));
+        CUDA_CHECK(sl_stream_create(&s0[d], cudaStreamNonBlocking));
+        CUDA_CHECK(sl_stream_create(&s1[d], cudaStreamNonBlocking));
+        CUDA_CHECK(sl_event_create(&e0[d], cudaEventDefault));
+        CUDA_CHECK(sl_event_create(&e1[d], cudaEventDefault));
+        CUDA_CHECK(sl_event_create(&e2[d], cudaEventDefault));
+    }
+    for (int r = -1; r < CAL_BIDIR_REPS; r++) { /* the first is a warm-up */
+        if (r > 0)
+            usleep(CAL_BIDIR_GAP_US);
+        for (d = 0; d < nd; d++) {
+            CUDA_CHECK(cudaSetDevice(m->devices[d].index));
+            if ((rc = issue_both(d_a[d], h[d], h_out[d], d_b[d], bytes, 1, s0[d], s1[d], e0[d], e1[d], e2[d], err)))
+                goto cleanup;
+        }
+        double g = 0, g_h2d = 0;
+        for (d = 0; d < nd; d++) {
+            double us_h2d = 0, us_d2h = 0;
+            CUDA_CHECK(cudaSetDevice(m->devices[d].index));
+            if ((rc = collect_both(e0[d], e1[d], e2[d], &us_h2d, &us_d2h, err)))
+                goto cleanup;
+            if (us_h2d > 0 && us_d2h > 0) {
+                g += (double)bytes / (us_h2d * 1e3) + (double)bytes / (us_d2h * 1e3);
+                g_h2d += (double)bytes / (us_h2d * 1e3);
+            }
+        }
+        if (r >= 0 && g > 0) {
+            agg_h2d[got] = g_h2d;
+            agg[got++] = g;
+        }
+    }
+    if (got > 0) { /* the median rep's total, and its H2D part */
+        int order[CAL_BIDIR_REPS];
+        for (int k = 0; k < got; k++)
+            order[k] = k;
+        for (int a = 1; a < got; a++) /* insertion sort of the reps by their totals */
+            for (int b = a; b > 0 && agg[order[b]] < agg[order[b - 1]]; b--) {
+                int t = order[b];
+                order[b] = order[b - 1];
+                order[b - 1] = t;
+            }
+        int mid = order[got / 2];
+        for (d = 0; d < nd; d++) {
+            m->devices[d].calib.host_copy_gbps = agg[mid];
+            m->devices[d].calib.host_h2d_gbps = agg_h2d[mid];
+        }
+    }
+cleanup:
+    for (d = 0; d < nd; d++) {
+        if (cudaSetDevice(m->devices[d].index) != cudaSuccess)
+            continue;
+        cudaDeviceSynchronize();
+        release_copy_rig(s0[d], s1[d], e0[d], e1[d], e2[d], d_a[d], d_b[d], h[d], h_out[d]);
+    }
+    (void)cudaGetLastError();
     cudaSetDevice(prev);
     return rc;
 }

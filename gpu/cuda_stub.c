@@ -14,6 +14,12 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                         "(nvcc not found at build time)", index);
 }
 
+int cuda_calibrate_host(machine_info_t *m, sl_error_t *err) {
+    (void)m;
+    return sl_error_set(err, SL_E_UNAVAILABLE, "", "cannot calibrate the host's copies: streamlab was built without "
+                        "CUDA (nvcc not found at build time)");
+}
+
 int cuda_copies_both_ways(const machine_info_t *m, int index, uint64_t bytes, int reps, double *min_ms,
                           double *median_ms, sl_error_t *err) {
     (void)m;

@@ -116,5 +116,10 @@ int machine_calibrate(machine_info_t *m, sl_error_t *err) {
                 *err = e;
         }
     }
+    if (first == SL_OK && m->device_count > 1) {
+        int rc = cuda_calibrate_host(m, err);
+        if (rc)
+            first = rc;
+    }
     return first;
 }

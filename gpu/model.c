@@ -79,6 +79,8 @@ void model_default_device(model_device_t *d) {
      * calibration measured it (plan_bidir_copy_us) */
     d->bidir_copy_us = 0;
     d->copy_switch_us = 0; /* none unless a calibration measured it */
+    d->host_copy_gbps = 0; /* no shared limit unless a calibration of several devices measured it */
+    d->host_h2d_gbps = 0;
     d->sm_count = 132;         /* H100 SXM */
     d->max_threads_per_sm = 2048;
     d->max_blocks_per_sm = 32;
@@ -103,6 +105,8 @@ void model_params_for_device(const device_info_t *dev, model_device_t *d, model_
         d->bidir_derate = fmin(1.0, dev->calib.bidir_gbps / dev->calib.h2d_gbps);
     d->bidir_copy_us = plan_bidir_copy_us(&dev->calib, d->bidir_derate);
     d->copy_switch_us = dev->calib.copy_switch_us;
+    d->host_copy_gbps = dev->calib.host_copy_gbps > 0 ? dev->calib.host_copy_gbps : 0;
+    d->host_h2d_gbps = dev->calib.host_h2d_gbps > 0 ? dev->calib.host_h2d_gbps : 0;
     if (dev->calib.copy_submit_us > 0)
         h->copy_submit_us = dev->calib.copy_submit_us;
     if (dev->calib.kernel_launch_us > 0)
@@ -389,6 +393,46 @@ static void compute_rates(const sim_t *s, double *rate) {
         double derate = (h >= 0 && g >= 0) ? in->dev.bidir_derate : 1.0;
         if (h >= 0) rate[h] = derate;
         if (g >= 0) rate[g] = derate;
+    }
+    /* Copies of several devices at once share the host side: where what they would move
+     * together passes host_copy_gbps, it is split between the directions as the calibration
+     * saw it split (host_h2d_gbps of it to H2D), a direction asking less than its part
+     * leaving the rest to the other; the copies of a direction slow by the same share. */
+    if (in->dev.host_copy_gbps > 0 && ndev > 1) {
+        double want[2] = {0, 0}; /* GB/s asked: H2D, D2H */
+        int busy_devices = 0;
+        for (int d = 0; d < ndev; d++) {
+            bool busy = false;
+            for (int e = 0; e < s->nengines; e++) {
+                int i = s->engine_running[d * s->nengines + e];
+                if (i < 0 || !(in->ops[i].alone_us > 0))
+                    continue;
+                want[in->ops[i].kind == PLAN_D2H] += rate[i] * (double)in->ops[i].bytes / (in->ops[i].alone_us * 1e3);
+                busy = true;
+            }
+            busy_devices += busy;
+        }
+        double cap = in->dev.host_copy_gbps;
+        if (busy_devices > 1 && want[0] + want[1] > cap) {
+            double f = in->dev.host_h2d_gbps > 0 && in->dev.host_h2d_gbps < cap ? in->dev.host_h2d_gbps / cap : 0.5;
+            double got[2];
+            if (want[0] <= f * cap) { /* H2D asks less than its part */
+                got[0] = want[0];
+                got[1] = cap - want[0];
+            } else if (want[1] <= (1 - f) * cap) {
+                got[1] = want[1];
+                got[0] = cap - want[1];
+            } else {
+                got[0] = f * cap;
+                got[1] = (1 - f) * cap;
+            }
+            for (int k = 0; k < ndev * s->nengines; k++) {
+                int i = s->engine_running[k];
+                int dir = i >= 0 && in->ops[i].kind == PLAN_D2H;
+                if (i >= 0 && want[dir] > 0)
+                    rate[i] *= fmin(1.0, got[dir] / want[dir]);
+            }
+        }
     }
     /* kernels in dispatch order take what they ask of what is left */
     for (size_t a = 0; a < s->nactive; a++) {

@@ -41,6 +41,10 @@ typedef struct model_device {
                               * much more (alone-µs): its fixed cost grows, beyond the derate */
     double copy_switch_us;   /* a copy whose engine's copy before it came from another stream
                               * costs this much more (alone-µs); 0: no such cost */
+    double host_copy_gbps;   /* the machine's host side: what the copies of all its devices
+                              * move together at most (GB/s, both directions); 0: no limit */
+    double host_h2d_gbps;    /* the H2D copies' part of it while both directions ask more
+                              * than it holds; 0: half */
     int sm_count;
     int max_threads_per_sm;
     int max_blocks_per_sm;

@@ -685,8 +685,26 @@ int main(void) {
                   c->kernel_ns_per_elem[KERNEL_COMPUTE] > 0,
               "calibrate %d: expected positive kernel times", i);
     }
-    if (machine.device_count < 2)
+    if (machine.device_count < 2) {
         printf("  multi_gpu variant: not run (1 GPU here)\n");
+        CHECK(machine.devices[0].calib.host_copy_gbps == 0 && machine.devices[0].calib.host_h2d_gbps == 0,
+              "calibrate: one GPU has no shared host rate, got %.1f", machine.devices[0].calib.host_copy_gbps);
+    } else {
+        sl_error_t err = {0};
+        int rc = cuda_calibrate_host(&machine, &err);
+        CHECK(rc == SL_OK, "calibrate the host side: expected ok, got %s", err.message);
+        const calibration_t *c = &machine.devices[0].calib;
+        printf("  host side, every GPU both ways at once: %.1f GB/s, %.1f of it H2D (one GPU both ways: %.1f)\n",
+               c->host_copy_gbps, c->host_h2d_gbps, 2 * c->bidir_gbps);
+        CHECK(c->host_h2d_gbps > 0 && c->host_h2d_gbps < c->host_copy_gbps,
+              "calibrate: expected H2D's part of the host rate within it, got %.1f of %.1f", c->host_h2d_gbps,
+              c->host_copy_gbps);
+        CHECK(c->host_copy_gbps > c->bidir_gbps, "calibrate: expected the GPUs together to move more than one "
+              "direction of one GPU, got %.1f GB/s", c->host_copy_gbps);
+        for (int i = 1; i < machine.device_count; i++)
+            CHECK(machine.devices[i].calib.host_copy_gbps == c->host_copy_gbps,
+                  "calibrate: every device carries the machine's host rate");
+    }
 
     printf("matrix (small: 1000003 elements over 4 streams, every option):\n");
     test_matrix(1000003, 4, true);

@@ -823,6 +823,8 @@ TEST(the_sim_is_the_h100_profile) {
 TEST(machines_read_back_from_json) {
     machine_info_t m, back;
     machine_discover(&m, true, "round trip");
+    m.devices[0].calib.host_copy_gbps = 123.5; /* a multi-GPU machine's host side */
+    m.devices[0].calib.host_h2d_gbps = 54.25;
     sl_error_t err = {0};
     json_t *j = machine_to_json(&m);
     CHECK_INT(SL_OK, machine_from_json(j, &back, &err));
@@ -835,6 +837,8 @@ TEST(machines_read_back_from_json) {
     CHECK_NEAR(a->calib.bidir_gbps, b->calib.bidir_gbps, 1e-9);
     CHECK_NEAR(a->calib.copy_switch_us, b->calib.copy_switch_us, 1e-9);
     CHECK_NEAR(a->calib.dirty_cache_mib, b->calib.dirty_cache_mib, 1e-9);
+    CHECK_NEAR(123.5, b->calib.host_copy_gbps, 1e-9);
+    CHECK_NEAR(54.25, b->calib.host_h2d_gbps, 1e-9);
     CHECK_NEAR(a->calib.kernel_ns_per_elem[KERNEL_BLOG], b->calib.kernel_ns_per_elem[KERNEL_BLOG], 1e-12);
     json_t *g = json_array_get(json_object_get(j, "gpus"), 0);
     /* a count no int holds (a bundle may say anything) is as good as absent */
@@ -887,6 +891,51 @@ TEST(a_simulated_result_names_the_models_queue_count) {
     CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
     CHECK_INT(md.connections, (long long)json_integer_value(json_object_get(r.extra, "connections")));
     result_free(&r);
+}
+
+/* Two GPUs' copies share the host side (issue 19's lent H100 pairs: one direction on both,
+ * 54 GB/s each; both directions on both, 168-174 GB/s together, 74 of it H2D; a 2^26
+ * pipeline on two GPUs ran 1.51-1.78x one GPU). With host_copy_gbps below what two devices
+ * copying both ways would move, a multi_gpu run of overlapped pipelines slows, by no more
+ * than that share, and more where H2D's part of it is the smaller; one device alone, and
+ * one stream a device (one direction at a time: under the limit), are untouched by it. */
+TEST(several_devices_share_the_hosts_copy_rate) {
+    machine_info_t m;
+    spec_t s;
+    sim_setup(&m, &s, VARIANT_MULTI_GPU, 1u << 26);
+    sim_device_info(&m.devices[1], 1);
+    m.device_count = 2;
+    s.devices[1] = 1;
+    s.device_count = 2;
+    s.streams = s.chunks = 8;
+    sl_error_t err = {0};
+    result_t r;
+    double ms[3][3]; /* [no limit, limit split evenly, limit with H2D's part 40%][multi x8, single x8, multi x1] */
+    const calibration_t *c = &m.devices[0].calib;
+    double both = 2 * (c->h2d_gbps + c->d2h_gbps) * fmin(1.0, c->bidir_gbps / c->h2d_gbps);
+    for (int lim = 0; lim < 3; lim++) {
+        for (int d = 0; d < 2; d++) { /* 80% of two devices both ways, over one device's one direction x 2 */
+            m.devices[d].calib.host_copy_gbps = lim ? 0.8 * both : 0;
+            m.devices[d].calib.host_h2d_gbps = lim == 2 ? 0.4 * 0.8 * both : 0;
+        }
+        CHECK(!lim || 0.8 * both > c->h2d_gbps + c->d2h_gbps);
+        spec_t v[3] = {s, s, s};
+        v[1].variant = VARIANT_ASYNC_V1;
+        v[1].device_count = 1;
+        v[2].streams = v[2].chunks = 1;
+        for (int k = 0; k < 3; k++) {
+            CHECK_INT(SL_OK, backend_run(&v[k], &m, &r, &err));
+            ms[lim][k] = r.total_ms.median;
+            result_free(&r);
+        }
+    }
+    CHECK(ms[1][0] > ms[0][0] * 1.05);
+    CHECK(ms[1][0] < ms[0][0] / 0.8 + 0.01);
+    CHECK(ms[2][0] > ms[1][0] * 1.02);
+    for (int lim = 1; lim < 3; lim++) {
+        CHECK_NEAR(ms[0][1], ms[lim][1], 1e-9);
+        CHECK_NEAR(ms[0][2], ms[lim][2], 1e-9);
+    }
 }
 
 /* What the shipped profiles are for: simulated, each profile's machine gives the seeds'
@@ -1025,6 +1074,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(machines_read_back_from_json),
     TEST_ENTRY(memset_arrays_copy_slower_to_the_device),
     TEST_ENTRY(a_simulated_result_names_the_models_queue_count),
+    TEST_ENTRY(several_devices_share_the_hosts_copy_rate),
     TEST_ENTRY(the_profiles_simulate_their_machines),
     TEST_ENTRY(stats_mean_stays_between_min_and_max),
     TEST_ENTRY(bad_traces_are_refused),
