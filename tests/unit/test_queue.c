@@ -265,7 +265,7 @@ TEST(work_queued_after_start_is_picked_up) {
         return;
     }
     for (int round = 0; round < 3; round++) {
-        char id[16];
+        char id[32];
         snprintf(id, sizeof id, "e-late-%d", round);
         CHECK_INT(SL_OK, add(&f, id, "{\"variant\":\"async_v1\"," SMALL "}"));
         queue_notify(q);

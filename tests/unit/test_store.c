@@ -754,7 +754,7 @@ TEST(recover_interrupted_fails_running_experiments) {
     CHECK_STR("e-2", claim(&f, 0, id));
     CHECK_INT(2, store_recover_interrupted(f.s, &err));
     for (int i = 1; i <= 2; i++) {
-        char eid[8];
+        char eid[24];
         snprintf(eid, sizeof eid, "e-%d", i);
         json_t *e = store_experiment_json(f.s, eid, &err);
         CHECK_STR("failed", json_string_value(json_object_get(e, "status")));
