@@ -518,6 +518,8 @@ test('a multi-GPU run has one lane per stream and device', async () => {
   await open(page, `#/run/${e.id}`);
   await page.waitForSelector('#timeline-canvas');
   await checkGanttLanes(page, '#timeline-canvas', pairs.size, 'multi_gpu on 2 devices');
+  const chip = await page.$eval('.run-head .machine-chip', (el) => el.textContent);
+  check(/2 × Simulated NVIDIA H100/.test(chip), 'the machine of two GPUs is named with both', '… · 2 × Simulated NVIDIA H100 …', chip);
   await shot(page, '11-run-multi-gpu');
   checkNoProblems(page);
   await page.closeAll();

@@ -202,12 +202,15 @@ export function errorBox(err) {
     h('b', {}, err.code ? `${err.code}: ` : 'error: '), err.message || String(err));
 }
 
-// A machine's readable name: hostname and first GPU.
+// A machine's readable name: hostname and its GPUs ("2 × NVIDIA H100 80GB HBM3" where
+// several share a name, "A + B" where they differ).
 function machineGpus(m) {
   return (m && (m.gpus || m.devices)) || [];
 }
 function machineGpuName(m) {
-  return (machineGpus(m)[0] && machineGpus(m)[0].name) || '';
+  const names = machineGpus(m).map((g) => g && g.name).filter(Boolean);
+  if (names.length < 2) return names[0] || '';
+  return names.every((n) => n === names[0]) ? `${names.length} × ${names[0]}` : names.join(' + ');
 }
 export function machineName(m) {
   if (!m) return '';
