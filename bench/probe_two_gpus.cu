@@ -8,10 +8,11 @@
  * separate arrays (as a chunked pipeline's H2D and D2H are, a chunk apart). Per case: each
  * direction's GB/s on each GPU over its own time, the median of REPS; cases interleaved.
  * On lent pairs of H100s (2026-11-25): one direction on both GPUs, 53-55 GB/s each (no
- * contention); both directions on both with two arrays, H2D 35-40 and D2H 44-53 on each GPU,
- * 162-184 GB/s together, where one GPU alone moves 46-51 each way. With the same pages,
- * one host (GPU-fd7d9f89 + GPU-31349471) gave the same 162-174, another (GPU-fc1f3bab +
- * GPU-86ce4ca0) none of it, 200-202: the calibration measures with two arrays.
+ * contention); both directions on both with two arrays, H2D 35-41 and D2H 45-53 on each GPU,
+ * 164-184 GB/s together, where one GPU alone moves 46-51 each way. With the same pages,
+ * two hosts (GPU-fd7d9f89 + GPU-31349471, GPU-54362e38 + GPU-ae20e1da) gave 162-174,
+ * another (GPU-fc1f3bab + GPU-86ce4ca0) none of it, 200-202: the calibration measures with
+ * two arrays.
  * GAP_MS: only the calibration's case (both GPUs both ways, 128 MiB), rep by rep.
  * usage: probe_two_gpus [REPS [GAP_MS]] */
 #include <stdio.h>

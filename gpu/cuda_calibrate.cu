@@ -538,8 +538,8 @@ cleanup:
  * together, both directions, each over its own time, summed over devices, and the H2D
  * part of it; the median rep of CAL_BIDIR_REPS spread like the per-device reps. On lent
  * pairs of H100s (2026-11-25, bench-two-gpus) one direction on both GPUs moved 53-55 GB/s
- * each, and both directions on both 162-184 GB/s together, H2D 35-40 of it on each GPU
- * and D2H 44-53, where one GPU alone moves 46-51 each way: the host side (its memory, the
+ * each, and both directions on both (two arrays) 164-184 GB/s together, H2D 35-41 of it
+ * on each GPU and D2H 45-53, where one GPU alone moves 46-51 each way: the host side (its memory, the
  * root complex) is shared, and 2^26 pipelines of 4-16 streams on two GPUs ran 1.51-1.78x
  * one GPU, not 1.95. With the D2H writing the very pages the H2D reads, one host showed
  * no such limit (200 GB/s) and another the same one (162-174): the pipelines' way is
