@@ -286,16 +286,56 @@ done:
 
 /* ---- describing a bundle ---- */
 
-/* "label (GPU name)", or whichever of them the machine has, else its host name. */
+/* A machine's GPUs in a few words: "NAME", "N × NAME" where several share a name, "A + B"
+ * where they differ; NULL where it names none. The caller frees it. */
+static char *gpus_name(json_t *gpus) {
+    size_t n = 0, i, len = 1;
+    const char *first = NULL;
+    bool same = true;
+    json_t *g;
+    json_array_foreach(gpus, i, g) {
+        const char *name = json_string_value(json_object_get(g, "name"));
+        if (!name || !name[0])
+            continue;
+        same = same && (!first || strcmp(name, first) == 0);
+        first = first ? first : name;
+        len += strlen(name) + 3;
+        n++;
+    }
+    if (n == 0)
+        return NULL;
+    size_t cap = len + 24;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    if (n == 1)
+        snprintf(out, cap, "%s", first);
+    else if (same)
+        snprintf(out, cap, "%zu \u00d7 %s", n, first);
+    if (n == 1 || same)
+        return out;
+    out[0] = '\0';
+    json_array_foreach(gpus, i, g) {
+        const char *name = json_string_value(json_object_get(g, "name"));
+        if (!name || !name[0])
+            continue;
+        if (out[0])
+            strcat(out, " + ");
+        strcat(out, name);
+    }
+    return out;
+}
+
+/* "label (GPUs)", or whichever of them the machine has, else its host name. */
 static json_t *machine_name(json_t *m) {
     const char *label = json_string_value(json_object_get(m, "label"));
-    const char *gpu = json_string_value(json_object_get(json_array_get(json_object_get(m, "gpus"), 0), "name"));
+    char *gpu = gpus_name(json_object_get(m, "gpus"));
     const char *host = json_string_value(json_object_get(m, "hostname"));
     label = label && label[0] ? label : NULL;
-    gpu = gpu && gpu[0] ? gpu : NULL;
-    if (label && gpu)
-        return json_sprintf("%s (%s)", label, gpu);
-    return json_string(label ? label : gpu ? gpu : host ? host : "?");
+    json_t *out = label && gpu ? json_sprintf("%s (%s)", label, gpu)
+                               : json_string(label ? label : gpu ? gpu : host ? host : "?");
+    free(gpu);
+    return out;
 }
 
 json_t *bundle_describe(json_t *bundle, sl_error_t *err) {

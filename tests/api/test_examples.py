@@ -145,6 +145,28 @@ def test_examples_are_listed_and_imported(origin, make_server, tmp_path):
     check_same_snapshot(before, snapshot(b), "after refused POSTs")
 
 
+def test_a_bundle_of_a_machine_of_several_gpus_names_them_all(origin, make_server, tmp_path):
+    """The listing names a machine by all its GPUs: "label (2 × NAME)" where they share a name,
+    "label (A + B)" where they differ (it had named the first GPU only)."""
+    folder = tmp_path / "several"
+    folder.mkdir()
+    for fname, second in (("a-same.json", None), ("b-mixed.json", "Other GPU")):
+        bundle = json.loads(json.dumps(origin["first"]))
+        machine = bundle["machines"][0]
+        extra = dict(machine["gpus"][0], index=1)
+        if second:
+            extra["name"] = second
+        machine["gpus"].append(extra)
+        machine["device_count"] = 2
+        (folder / fname).write_text(json.dumps(bundle))
+    b = make_server(extra=["--examples", str(folder)])
+    listing = expect_status(b.get("/api/examples"), 200)
+    gpu = origin["first"]["machines"][0]["gpus"][0]["name"]
+    names = [i["machines"] for i in listing["items"]]
+    check(names == [[f"example host (2 \u00d7 {gpu})"], [f"example host ({gpu} + Other GPU)"]],
+          f"example host (2 × {gpu}), example host ({gpu} + Other GPU)", names, "GET /api/examples machines")
+
+
 def test_an_empty_or_missing_examples_folder_has_no_items(make_server, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
