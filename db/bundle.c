@@ -308,13 +308,11 @@ static char *gpus_name(json_t *gpus) {
     char *out = malloc(cap);
     if (!out)
         return NULL;
-    if (n == 1)
-        snprintf(out, cap, "%s", first);
-    else if (same)
+    if (n > 1 && same) {
         snprintf(out, cap, "%zu \u00d7 %s", n, first);
-    if (n == 1 || same)
         return out;
-    out[0] = '\0';
+    }
+    out[0] = '\0'; /* one name, or every name joined */
     json_array_foreach(gpus, i, g) {
         const char *name = json_string_value(json_object_get(g, "name"));
         if (!name || !name[0])
