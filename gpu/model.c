@@ -105,8 +105,8 @@ void model_params_for_device(const device_info_t *dev, model_device_t *d, model_
         d->bidir_derate = fmin(1.0, dev->calib.bidir_gbps / dev->calib.h2d_gbps);
     d->bidir_copy_us = plan_bidir_copy_us(&dev->calib, d->bidir_derate);
     d->copy_switch_us = dev->calib.copy_switch_us;
-    d->host_copy_gbps = dev->calib.host_copy_gbps > 0 ? dev->calib.host_copy_gbps : 0;
-    d->host_h2d_gbps = dev->calib.host_h2d_gbps > 0 ? dev->calib.host_h2d_gbps : 0;
+    d->host_copy_gbps = dev->calib.host_copy_gbps; /* compute_rates uses them only where > 0 */
+    d->host_h2d_gbps = dev->calib.host_h2d_gbps;
     if (dev->calib.copy_submit_us > 0)
         h->copy_submit_us = dev->calib.copy_submit_us;
     if (dev->calib.kernel_launch_us > 0)
