@@ -24,17 +24,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import ref_median_ms, start_server  # noqa: E402
+from lab import gpu_count, ref_median_ms, start_server  # noqa: E402
 
 PEER_BYTES = 64 << 20  # streamlab's PEER_BYTES (gpu/cuda_peer.cu)
-
-
-def gpu_count():
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
-    except OSError:
-        return 0
-    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
 
 
 def main():

@@ -83,13 +83,24 @@ def start_server(binary, name, out_dir, label=None):
     return srv, Lab(port), label
 
 
-def has_gpu():
-    """Whether nvidia-smi sees a GPU here (no nvidia-smi: no)."""
+def _nvidia_smi_list():
+    """`nvidia-smi -L`: (exit code, its output); (None, "") where there is no nvidia-smi."""
     import subprocess
     try:
-        return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+        p = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
     except OSError:
-        return False
+        return None, ""
+    return p.returncode, p.stdout
+
+
+def has_gpu():
+    """Whether nvidia-smi sees a GPU here (no nvidia-smi: no)."""
+    return _nvidia_smi_list()[0] == 0
+
+
+def gpu_count():
+    """How many GPUs nvidia-smi lists here (no nvidia-smi: 0)."""
+    return sum(1 for line in _nvidia_smi_list()[1].splitlines() if line.startswith("GPU "))
 
 
 def free_port():
