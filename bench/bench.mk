@@ -131,6 +131,20 @@ bench-calls: $(BIN) $(BENCH_REF_BIN) $(BENCH_CALLS_LIB)
 bench-order: $(BENCH_REF_BIN) $(BENCH_ORDER_LIB)
 	@python3 bench/bench_order.py $(BENCH_REF_BIN) $(BENCH_ORDER_LIB) --out $(BUILD)/bench $(BENCH_ORDER_FLAGS)
 
+# `make bench-modes` (issue 18): why some many-stream points run in two modes, rep by rep: each
+# rep's total in plain CUDA (bench/probe_modes.cu) under the default queues and 32, and, from
+# CUPTI's records, the hardware channels each kind of op ran from and the kernels held behind
+# another stream's kernel. BENCH_MODES_FLAGS: --points, --reps, --trials.
+BENCH_MODES_BIN := $(BUILD)/bench/probe_modes
+$(BENCH_MODES_BIN): bench/probe_modes.cu
+	@mkdir -p $(dir $@)
+	@if [ -z "$(NVCC)" ]; then echo "bench-modes: nvcc not found"; exit 1; fi
+	$(NVCC) $(NVCCFLAGS) -o $@ $<
+
+.PHONY: bench-modes
+bench-modes: $(BENCH_MODES_BIN) $(BENCH_ORDER_LIB)
+	@python3 bench/bench_modes.py $(BENCH_MODES_BIN) $(BENCH_ORDER_LIB) --out $(BUILD)/bench $(BENCH_MODES_FLAGS)
+
 # `make bench-timeline` (issue 21): the seeds' 38 points with the default sampled timeline,
 # with an event pair around every op, and under CUPTI (its cross-check holds each op of a
 # sampled timeline against CUPTI's record of it in the same rep). Spans against totals.

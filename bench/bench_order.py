@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import has_gpu, ref_median_ms  # noqa: E402
+from lab import has_gpu, ref_median_ms, trace_reps  # noqa: E402
 
 REP_GAP_NS = 1_000_000  # reps are apart by their memset and check: milliseconds
 WAITED_US = 100
@@ -26,24 +26,6 @@ def run_ref(ref, variant, size, streams, reps, env):
     out = subprocess.run([ref, variant, str(size), str(streams), str(reps), "3"], env=env, check=True,
                          capture_output=True, text=True).stdout
     return ref_median_ms(out, f"{variant} {size} {streams}")
-
-
-def reps_of(path, reps):
-    """The records grouped into reps (apart by REP_GAP_NS), the last `reps` of the usual op count."""
-    ops = []
-    with open(path) as f:
-        for line in f:
-            kind, stream, start, end, _ = line.split()
-            ops.append((int(start), int(end), kind, int(stream)))
-    ops.sort()
-    groups, end = [], None
-    for o in ops:
-        if end is None or o[0] - end > REP_GAP_NS:
-            groups.append([])
-        groups[-1].append(o)
-        end = o[1] if end is None else max(end, o[1])
-    usual = statistics.median_low([len(g) for g in groups]) if groups else 0
-    return [g for g in groups if len(g) == usual][-reps:]
 
 
 def order_of(rep):
@@ -83,7 +65,7 @@ def main():
             traced = run_ref(a.ref, variant, a.size, streams, a.reps,
                              dict(env, CUDA_INJECTION64_PATH=os.path.abspath(a.lib), TRACE_ACTS_OUT=trace))
             ratios.append(traced / plain)
-            reps = sorted((order_of(r) for r in reps_of(trace, a.reps)), key=lambda x: x[0])
+            reps = sorted((order_of(r) for r in trace_reps(trace, a.reps, REP_GAP_NS)), key=lambda x: x[0])
             if not reps:
                 print(f"{conn:>11} {variant} x{streams:<5} {plain:9.3f} {traced:9.3f}: no records in {trace}")
                 continue

@@ -1,5 +1,6 @@
 """lab.py — the bench scripts' client of a streamlab server they started (stdlib only)."""
 import json
+import statistics
 import socket
 import time
 import urllib.request
@@ -112,3 +113,23 @@ def free_port():
 
 if __name__ == "__main__":  # `python3 bench/lab.py`: a free port, for the shell scripts
     print(free_port())
+
+
+def trace_reps(path, reps, gap_ns=1_000_000):
+    """bench/trace_acts.c's records of copies and kernels grouped into reps (apart by gap_ns), the
+    last `reps` of the usual op count; each op (start ns, end ns, kind H|D|K|O, stream, channel)"""
+    ops = []
+    with open(path) as f:
+        for line in f:
+            kind, stream, start, end, _, channel = line.split()[:6]
+            if kind != "A":
+                ops.append((int(start), int(end), kind, int(stream), int(channel)))
+    ops.sort()
+    groups, end = [], None
+    for o in ops:
+        if end is None or o[0] - end > gap_ns:
+            groups.append([])
+        groups[-1].append(o)
+        end = o[1] if end is None else max(end, o[1])
+    usual = statistics.median_low([len(g) for g in groups]) if groups else 0
+    return [g for g in groups if len(g) == usual][-reps:]

@@ -1,7 +1,9 @@
 /* trace_acts.c — `make bench-order`'s injection library (loaded by the CUDA driver through
  * CUDA_INJECTION64_PATH): CUPTI's activity records of every memcpy and kernel the process
- * runs, written at exit to $TRACE_ACTS_OUT, one line each: "H|D|K|O STREAM_ID START_NS END_NS N"
- * (H2D, D2H, kernel, other copy; N bytes, or a kernel's blocks). bench/bench_order.py runs the
+ * runs, written at exit to $TRACE_ACTS_OUT, one line each: "H|D|K|O STREAM_ID START_NS END_NS N CHANNEL CORRELATION"
+ * (H2D, D2H, kernel, other copy; N bytes, or a kernel's blocks; CHANNEL the hardware channel
+ * the op ran from). With TRACE_ACTS_API=1 also the runtime calls that issued them:
+ * "A CALLBACK_ID START_NS END_NS 0 0 CORRELATION". bench/bench_order.py runs the
  * plain reference with and without it: the order the engines served the ops in, and what the
  * recording itself costs the run. Records past TRACE_CAP are counted, not kept. */
 #include <cupti.h>
@@ -16,6 +18,7 @@ typedef struct {
     char kind;
     unsigned stream;
     unsigned long long start, end, n;
+    unsigned channel, corr;
 } rec_t;
 
 static rec_t *recs;
@@ -34,13 +37,17 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         rec_t o;
         if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || r->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
             const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)r;
-            o = (rec_t){'K', k->streamId, k->start, k->end, (unsigned long long)k->gridX * k->gridY * k->gridZ};
+            o = (rec_t){'K', k->streamId, k->start, k->end, (unsigned long long)k->gridX * k->gridY * k->gridZ,
+                       k->channelID, k->correlationId};
         } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
             const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)r;
             char kind = m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD   ? 'H'
                         : m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ? 'D'
                                                                          : 'O';
-            o = (rec_t){kind, m->streamId, m->start, m->end, m->bytes};
+            o = (rec_t){kind, m->streamId, m->start, m->end, m->bytes, m->channelID, m->correlationId};
+        } else if (r->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
+            const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)r;
+            o = (rec_t){'A', a->cbid, a->start, a->end, 0, 0, a->correlationId};
         } else {
             continue;
         }
@@ -63,7 +70,8 @@ static void write_records(void) {
         return;
     }
     for (unsigned i = 0; i < nrecs; i++)
-        fprintf(f, "%c %u %llu %llu %llu\n", recs[i].kind, recs[i].stream, recs[i].start, recs[i].end, recs[i].n);
+        fprintf(f, "%c %u %llu %llu %llu %u %u\n", recs[i].kind, recs[i].stream, recs[i].start, recs[i].end,
+                recs[i].n, recs[i].channel, recs[i].corr);
     if (dropped)
         fprintf(stderr, "trace_acts: %u records past the cap of %u were dropped\n", dropped, TRACE_CAP);
     if (fclose(f) != 0)
@@ -81,6 +89,8 @@ int InitializeInjection(void) {
         rc = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (rc == CUPTI_SUCCESS)
         rc = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
+    if (rc == CUPTI_SUCCESS && getenv("TRACE_ACTS_API") && strcmp(getenv("TRACE_ACTS_API"), "1") == 0)
+        rc = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
     if (rc != CUPTI_SUCCESS) {
         fprintf(stderr, "trace_acts: CUPTI activity setup failed: %d\n", (int)rc);
         return 0;
