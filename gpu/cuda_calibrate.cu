@@ -108,13 +108,45 @@ static int cmp_double_cal(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* What both copy measurements hold: two streams, three events, two device buffers and
- * pinned host memory; each NULL is skipped. */
-static void release_copy_rig(cudaStream_t s0, cudaStream_t s1, cudaEvent_t e0, cudaEvent_t e1, cudaEvent_t e2,
-                             void *d_a, void *d_b, void *h_a, void *h_b) {
-    cudaStream_t s[2] = {s0, s1};
-    cudaEvent_t e[3] = {e0, e1, e2};
-    void *d[2] = {d_a, d_b}, *h[2] = {h_a, h_b};
+/* What the copy measurements hold: two streams, three events, two device buffers and one or
+ * two pinned host arrays (h_out NULL where the flags say none). */
+typedef struct copy_rig {
+    cudaStream_t s0, s1;
+    cudaEvent_t e0, e1, e2;
+    char *d_a, *d_b, *h, *h_out;
+} copy_rig_t;
+
+/* Opens a rig of `bytes` per buffer on the current device: the host arrays allocated with
+ * h_flags and (h_out_flags >= 0) h_out_flags and written once, so every page is faulted in
+ * before timing; the device buffers zeroed. What it made stays in *r for release_copy_rig,
+ * also where it fails. */
+static int open_copy_rig(copy_rig_t *r, size_t bytes, unsigned h_flags, int h_out_flags, sl_error_t *err) {
+    int rc = SL_OK;
+    memset(r, 0, sizeof *r);
+    CUDA_CHECK(sl_host_alloc((void **)&r->h, bytes, h_flags));
+    memset(r->h, 0, bytes);
+    if (h_out_flags >= 0) {
+        CUDA_CHECK(sl_host_alloc((void **)&r->h_out, bytes, (unsigned)h_out_flags));
+        memset(r->h_out, 0, bytes);
+    }
+    CUDA_CHECK(sl_malloc((void **)&r->d_a, bytes));
+    CUDA_CHECK(sl_malloc((void **)&r->d_b, bytes));
+    CUDA_CHECK(cudaMemset(r->d_a, 0, bytes));
+    CUDA_CHECK(cudaMemset(r->d_b, 0, bytes));
+    CUDA_CHECK(sl_stream_create(&r->s0, cudaStreamNonBlocking));
+    CUDA_CHECK(sl_stream_create(&r->s1, cudaStreamNonBlocking));
+    CUDA_CHECK(sl_event_create(&r->e0, cudaEventDefault));
+    CUDA_CHECK(sl_event_create(&r->e1, cudaEventDefault));
+    CUDA_CHECK(sl_event_create(&r->e2, cudaEventDefault));
+cleanup:
+    return rc;
+}
+
+/* Frees what open_copy_rig made (each NULL skipped), on the current device, its work done. */
+static void release_copy_rig(copy_rig_t *r) {
+    cudaStream_t s[2] = {r->s0, r->s1};
+    cudaEvent_t e[3] = {r->e0, r->e1, r->e2};
+    void *d[2] = {r->d_a, r->d_b}, *h[2] = {r->h, r->h_out};
     for (int i = 0; i < 2; i++)
         if (s[i])
             sl_stream_destroy(s[i]);
@@ -127,11 +159,21 @@ static void release_copy_rig(cudaStream_t s0, cudaStream_t s1, cudaEvent_t e0, c
         if (h[i])
             sl_free_host(h[i]);
     }
+    memset(r, 0, sizeof *r);
+}
+
+/* The calibration's bytes per buffer: `bytes` halved (down to 16 MiB) until two buffers
+ * and 256 MiB to spare fit in the device's free memory. */
+static size_t fit_bytes(size_t bytes, size_t free_b) {
+    while (bytes > (16u << 20) && 2 * bytes + (256u << 20) > free_b)
+        bytes /= 2;
+    return bytes;
 }
 
 int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
     int rc = SL_OK, prev = 0, ordinal = 0;
     size_t bytes = CAL_BYTES, free_b = 0, total_b = 0;
+    copy_rig_t rig = {};
     float *h_a = NULL, *h_b = NULL, *p_a = NULL, *d_a = NULL, *d_b = NULL;
     cudaStream_t s0 = NULL, s1 = NULL;
     enum { PSTREAMS = 64 }; /* the host-cost pipeline's streams */
@@ -151,27 +193,17 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         (void)cudaGetLastError();
     CUDA_CHECK(cudaSetDevice(ordinal));
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    while (bytes > (16u << 20) && 2 * bytes + (256u << 20) > free_b)
-        bytes /= 2;
-    /* mapped: the zero-copy rate is measured on it (on a 64-bit host with unified
+    bytes = fit_bytes(bytes, free_b);
+    /* h_a mapped: the zero-copy rate is measured on it (on a 64-bit host with unified
      * addressing every pinned allocation is mapped anyway; the copies see no difference) */
-    CUDA_CHECK(sl_host_alloc((void **)&h_a, bytes, cudaHostAllocMapped));
-    CUDA_CHECK(sl_host_alloc((void **)&h_b, bytes, cudaHostAllocDefault));
+    if ((rc = open_copy_rig(&rig, bytes, cudaHostAllocMapped, cudaHostAllocDefault, err)))
+        goto cleanup;
+    h_a = (float *)rig.h, h_b = (float *)rig.h_out, d_a = (float *)rig.d_a, d_b = (float *)rig.d_b;
+    s0 = rig.s0, s1 = rig.s1, e0 = rig.e0, e1 = rig.e1, e2 = rig.e2;
     p_a = (float *)malloc(bytes);
     if (!p_a)
         SL_FAIL(SL_E_NOMEM, "out of memory for %zu bytes of pageable memory", bytes);
-    memset(h_a, 0, bytes); /* fault every page in before timing */
-    memset(h_b, 0, bytes);
-    memset(p_a, 0, bytes);
-    CUDA_CHECK(sl_malloc((void **)&d_a, bytes));
-    CUDA_CHECK(sl_malloc((void **)&d_b, bytes));
-    CUDA_CHECK(cudaMemset(d_a, 0, bytes));
-    CUDA_CHECK(cudaMemset(d_b, 0, bytes));
-    CUDA_CHECK(sl_stream_create(&s0, cudaStreamNonBlocking));
-    CUDA_CHECK(sl_stream_create(&s1, cudaStreamNonBlocking));
-    CUDA_CHECK(sl_event_create(&e0, cudaEventDefault));
-    CUDA_CHECK(sl_event_create(&e1, cudaEventDefault));
-    CUDA_CHECK(sl_event_create(&e2, cudaEventDefault));
+    memset(p_a, 0, bytes); /* fault every page in before timing */
 
     /* pinned, one direction alone; the first of each is a warm-up */
     for (int r = -1; r < CAL_REPS; r++) {
@@ -470,7 +502,7 @@ cleanup:
         cudaDeviceSynchronize();
     while (made > 0)
         sl_stream_destroy(ps[--made]);
-    release_copy_rig(s0, s1, e0, e1, e2, d_a, d_b, h_a, h_b);
+    release_copy_rig(&rig);
     free(p_a);
     (void)cudaGetLastError();
     cudaSetDevice(prev);
@@ -485,9 +517,7 @@ cleanup:
 int cuda_copies_both_ways(const machine_info_t *m, int index, uint64_t bytes, int reps, double *min_ms,
                           double *median_ms, sl_error_t *err) {
     int rc = SL_OK, prev = 0, got = 0;
-    char *h = NULL, *d_a = NULL, *d_b = NULL;
-    cudaStream_t s0 = NULL, s1 = NULL;
-    cudaEvent_t e0 = NULL, e1 = NULL, e2 = NULL;
+    copy_rig_t r = {};
     double *t = NULL;
     if (index < 0 || index >= m->device_count || bytes == 0 || reps < 1)
         return sl_error_set(err, SL_E_INVALID, "", "copies both ways: device %d, %llu bytes, %d reps", index,
@@ -498,22 +528,14 @@ int cuda_copies_both_ways(const machine_info_t *m, int index, uint64_t bytes, in
     if (!t)
         SL_FAIL(SL_E_NOMEM, "out of memory");
     CUDA_CHECK(cudaSetDevice(m->devices[index].index));
-    CUDA_CHECK(sl_host_alloc((void **)&h, bytes, cudaHostAllocPortable));
-    memset(h, 0, bytes);
-    CUDA_CHECK(sl_malloc((void **)&d_a, bytes));
-    CUDA_CHECK(sl_malloc((void **)&d_b, bytes));
-    CUDA_CHECK(cudaMemset(d_b, 0, bytes));
-    CUDA_CHECK(sl_stream_create(&s0, cudaStreamNonBlocking));
-    CUDA_CHECK(sl_stream_create(&s1, cudaStreamNonBlocking));
-    CUDA_CHECK(sl_event_create(&e0, cudaEventDefault));
-    CUDA_CHECK(sl_event_create(&e1, cudaEventDefault));
-    CUDA_CHECK(sl_event_create(&e2, cudaEventDefault));
-    for (int r = -1; r < reps; r++) { /* the first is a warm-up */
+    if ((rc = open_copy_rig(&r, bytes, cudaHostAllocPortable, -1, err)))
+        goto cleanup;
+    for (int k = -1; k < reps; k++) { /* the first is a warm-up */
         double a = 0, b = 0;
         usleep(CAL_BIDIR_GAP_US);
-        if ((rc = time_both_batch(d_a, h, h, d_b, bytes, 1, s0, s1, e0, e1, e2, &a, &b, err)))
+        if ((rc = time_both_batch(r.d_a, r.h, r.h, r.d_b, bytes, 1, r.s0, r.s1, r.e0, r.e1, r.e2, &a, &b, err)))
             goto cleanup;
-        if (r >= 0)
+        if (k >= 0)
             t[got++] = (a > b ? a : b) / 1e3;
     }
     {
@@ -523,11 +545,11 @@ int cuda_copies_both_ways(const machine_info_t *m, int index, uint64_t bytes, in
         *median_ms = st.median;
     }
 cleanup:
-    if (s0)
-        cudaStreamSynchronize(s0);
-    if (s1)
-        cudaStreamSynchronize(s1);
-    release_copy_rig(s0, s1, e0, e1, e2, d_a, d_b, h, NULL);
+    if (r.s0)
+        cudaStreamSynchronize(r.s0);
+    if (r.s1)
+        cudaStreamSynchronize(r.s1);
+    release_copy_rig(&r);
     free(t);
     cudaSetDevice(prev);
     return rc;
@@ -545,14 +567,20 @@ cleanup:
  * no such limit (200 GB/s) and another the same one (162-174): the pipelines' way is
  * measured. The peak would pick a rep whose devices happened not to overlap. Stored in
  * every device's calibration, for the model (model_device_t.host_copy_gbps, host_h2d_gbps). */
+typedef struct host_rep {
+    double total, h2d; /* GB/s all devices moved in one rep, both directions; its H2D part */
+} host_rep_t;
+
+static int cmp_host_rep(const void *a, const void *b) {
+    return cmp_double_cal(&((const host_rep_t *)a)->total, &((const host_rep_t *)b)->total);
+}
+
 int cuda_calibrate_host(machine_info_t *m, sl_error_t *err) {
     enum { MAXD = SPEC_MAX_DEVICES };
     int rc = SL_OK, prev = 0, nd = m->device_count < MAXD ? m->device_count : MAXD;
     size_t bytes = CAL_BYTES / 2;
-    char *h[MAXD] = {0}, *h_out[MAXD] = {0}, *d_a[MAXD] = {0}, *d_b[MAXD] = {0};
-    cudaStream_t s0[MAXD] = {0}, s1[MAXD] = {0};
-    cudaEvent_t e0[MAXD] = {0}, e1[MAXD] = {0}, e2[MAXD] = {0};
-    double agg[CAL_BIDIR_REPS], agg_h2d[CAL_BIDIR_REPS];
+    copy_rig_t rig[MAXD] = {};
+    host_rep_t agg[CAL_BIDIR_REPS];
     int d = 0, got = 0;
     if (nd < 2)
         return SL_OK;
@@ -562,37 +590,27 @@ int cuda_calibrate_host(machine_info_t *m, sl_error_t *err) {
         size_t free_b = 0, total_b = 0;
         CUDA_CHECK(cudaSetDevice(m->devices[d].index));
         CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-        while (bytes > (16u << 20) && 2 * bytes + (256u << 20) > free_b)
-            bytes /= 2;
+        bytes = fit_bytes(bytes, free_b);
     }
     for (d = 0; d < nd; d++) {
         CUDA_CHECK(cudaSetDevice(m->devices[d].index));
-        CUDA_CHECK(sl_host_alloc((void **)&h[d], bytes, cudaHostAllocPortable));
-        CUDA_CHECK(sl_host_alloc((void **)&h_out[d], bytes, cudaHostAllocPortable));
-        memset(h[d], 0, bytes);
-        memset(h_out[d], 0, bytes);
-        CUDA_CHECK(sl_malloc(&d_a[d], bytes));
-        CUDA_CHECK(sl_malloc(&d_b[d], bytes));
-        CUDA_CHECK(cudaMemset(d_b[d], 0, bytes));
-        CUDA_CHECK(sl_stream_create(&s0[d], cudaStreamNonBlocking));
-        CUDA_CHECK(sl_stream_create(&s1[d], cudaStreamNonBlocking));
-        CUDA_CHECK(sl_event_create(&e0[d], cudaEventDefault));
-        CUDA_CHECK(sl_event_create(&e1[d], cudaEventDefault));
-        CUDA_CHECK(sl_event_create(&e2[d], cudaEventDefault));
+        if ((rc = open_copy_rig(&rig[d], bytes, cudaHostAllocPortable, cudaHostAllocPortable, err)))
+            goto cleanup;
     }
     for (int r = -1; r < CAL_BIDIR_REPS; r++) { /* the first is a warm-up */
         if (r > 0)
             usleep(CAL_BIDIR_GAP_US);
         for (d = 0; d < nd; d++) {
             CUDA_CHECK(cudaSetDevice(m->devices[d].index));
-            if ((rc = issue_both(d_a[d], h[d], h_out[d], d_b[d], bytes, 1, s0[d], s1[d], e0[d], e1[d], e2[d], err)))
+            copy_rig_t *r = &rig[d];
+            if ((rc = issue_both(r->d_a, r->h, r->h_out, r->d_b, bytes, 1, r->s0, r->s1, r->e0, r->e1, r->e2, err)))
                 goto cleanup;
         }
         double g = 0, g_h2d = 0;
         for (d = 0; d < nd; d++) {
             double us_h2d = 0, us_d2h = 0;
             CUDA_CHECK(cudaSetDevice(m->devices[d].index));
-            if ((rc = collect_both(e0[d], e1[d], e2[d], &us_h2d, &us_d2h, err)))
+            if ((rc = collect_both(rig[d].e0, rig[d].e1, rig[d].e2, &us_h2d, &us_d2h, err)))
                 goto cleanup;
             if (us_h2d > 0 && us_d2h > 0) {
                 g += (double)bytes / (us_h2d * 1e3) + (double)bytes / (us_d2h * 1e3);
@@ -600,24 +618,15 @@ int cuda_calibrate_host(machine_info_t *m, sl_error_t *err) {
             }
         }
         if (r >= 0 && g > 0) {
-            agg_h2d[got] = g_h2d;
-            agg[got++] = g;
+            agg[got].total = g;
+            agg[got++].h2d = g_h2d;
         }
     }
     if (got > 0) { /* the median rep's total, and its H2D part */
-        int order[CAL_BIDIR_REPS];
-        for (int k = 0; k < got; k++)
-            order[k] = k;
-        for (int a = 1; a < got; a++) /* insertion sort of the reps by their totals */
-            for (int b = a; b > 0 && agg[order[b]] < agg[order[b - 1]]; b--) {
-                int t = order[b];
-                order[b] = order[b - 1];
-                order[b - 1] = t;
-            }
-        int mid = order[got / 2];
+        qsort(agg, (size_t)got, sizeof agg[0], cmp_host_rep);
         for (d = 0; d < nd; d++) {
-            m->devices[d].calib.host_copy_gbps = agg[mid];
-            m->devices[d].calib.host_h2d_gbps = agg_h2d[mid];
+            m->devices[d].calib.host_copy_gbps = agg[got / 2].total;
+            m->devices[d].calib.host_h2d_gbps = agg[got / 2].h2d;
         }
     }
 cleanup:
@@ -625,7 +634,7 @@ cleanup:
         if (cudaSetDevice(m->devices[d].index) != cudaSuccess)
             continue;
         cudaDeviceSynchronize();
-        release_copy_rig(s0[d], s1[d], e0[d], e1[d], e2[d], d_a[d], d_b[d], h[d], h_out[d]);
+        release_copy_rig(&rig[d]);
     }
     (void)cudaGetLastError();
     cudaSetDevice(prev);
