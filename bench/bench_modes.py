@@ -7,9 +7,10 @@ nothing of streamlab's. Per point, TRIALS fresh set-ups of REPS reps each:
             with the default hardware queues (CUDA_DEVICE_MAX_CONNECTIONS unset) and with 32;
   channels  one more trial under CUPTI's activity records (bench/trace_acts.c, which slow every
             call): how many hardware channels each kind of op ran from, how often a kernel took
-            the channel its kind had used least recently (a rotation), and, per rep, the kernels
-            that waited more than 100 us past their own H2D (head-of-line blocking behind a
-            kernel of another stream in the same channel), in fast and in slow reps.
+            the channel its kind had used least recently (a rotation; "+1 turn": one in which each
+            rep's start takes a turn, as if the legacy stream's start event took a kernel channel),
+            and, per rep, the kernels that waited more than 100 us past their own H2D (head-of-line
+            blocking behind a kernel of another stream in the same channel), in fast and slow reps.
 A benchmark: it prints, it asserts nothing.
 
 usage: bench_modes.py PROBE TRACE_LIB [--points v1:64,v2:32] [--reps 20] [--trials 3] [--out DIR]"""
@@ -52,22 +53,29 @@ def modes(times):
 
 
 def channels(reps):
-    """channels per kind; share of kernels (in launch = stream order) on their kind's least
-    recently used channel; per rep: (span us, kernels that waited past their H2D)"""
+    """channels per kind; the share of kernels (in launch = stream order) on their kind's least
+    recently used channel, as a plain rotation and as one in which each rep's start takes a turn
+    (as if the legacy stream's start event took a kernel channel); per rep: (span us, kernels
+    that waited past their H2D)"""
     per_kind = {k: sorted({o[4] for r in reps for o in r if o[2] == k}) for k in "HKD"}
-    last_use, lru_hits, kernels, per_rep = {}, 0, 0, []
-    i = 0
+    hits, kernels, per_rep = [0, 0], 0, []
+    last_use = [{}, {}]
+    tick = 0
     for r in reps:
         h2d_end = {o[3]: o[1] for o in r if o[2] == "H"}
+        tick += 1
+        turn = min(per_kind["K"], key=lambda c: last_use[1].get(c, -1))
+        last_use[1][turn] = tick
         for o in sorted((o for o in r if o[2] == "K"), key=lambda o: o[3]):
-            lru = min(per_kind["K"], key=lambda c: last_use.get(c, -1))
-            lru_hits += o[4] == lru
+            tick += 1
             kernels += 1
-            last_use[o[4]] = i
-            i += 1
+            for k in (0, 1):
+                lru = min(per_kind["K"], key=lambda c: last_use[k].get(c, -1))
+                hits[k] += o[4] == lru
+                last_use[k][o[4]] = tick
         waited = sum(1 for o in r if o[2] == "K" and o[0] - h2d_end.get(o[3], o[0]) > WAITED_NS)
         per_rep.append(((max(o[1] for o in r) - r[0][0]) / 1e3, waited))
-    return per_kind, lru_hits / max(kernels, 1), per_rep
+    return per_kind, [h / max(kernels, 1) for h in hits], per_rep
 
 
 def main():
@@ -95,7 +103,7 @@ def main():
             print(f"{variant} x{streams:<5} {conns or 'dflt':>5} {fast:7.3f} {slow if slow else float('nan'):7.3f} "
                   f"{share:10.2f} {statistics.median(times):7.3f} {outliers:8d}")
     print("\nunder CUPTI (one set-up; its records slow every call), default queues:")
-    print(f"{'point':<10} {'H2D ch':>6} {'K ch':>5} {'D2H ch':>6} {'K on LRU':>8} "
+    print(f"{'point':<10} {'H2D ch':>6} {'K ch':>5} {'D2H ch':>6} {'K on LRU':>8} {'+1 turn':>7} "
           f"{'fast reps: ms, kernels waited':>30} {'slow reps: ms, kernels waited':>30}")
     for variant, streams in points:
         trace = os.path.join(a.out, f"modes-{variant}x{streams}.acts")
@@ -113,7 +121,7 @@ def main():
         fs = f"{fast:.3f}, {statistics.median(f):.0f} ({len(f)} reps)"
         ss = f"{slow:.3f}, {statistics.median(sl):.0f} ({len(sl)} reps)" if sl else "-"
         print(f"{variant} x{streams:<5} {len(per_kind['H']):6d} {len(per_kind['K']):5d} {len(per_kind['D']):6d} "
-              f"{lru:8.2f} {fs:>30} {ss:>30}")
+              f"{lru[0]:8.2f} {lru[1]:7.2f} {fs:>30} {ss:>30}")
     return 0
 
 
