@@ -721,6 +721,30 @@ static int add_timeline_span(store_t *s, const char *id, json_t *result, sl_erro
     return SL_OK;
 }
 
+/* The result's rep_modes: its reps in two groups where they fall so (stats_rep_modes), else
+ * null. Computed when read, like the span, from the reps the store holds. */
+static int add_rep_modes(json_t *result, sl_error_t *err) {
+    if (!json_is_object(result))
+        return SL_OK;
+    json_t *reps = json_object_get(result, "reps_ms"), *x;
+    size_t n = json_array_size(reps), i;
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return sl_error_set(err, SL_E_NOMEM, "", "out of memory");
+    json_array_foreach(reps, i, x)
+        v[i] = json_number_value(x);
+    rep_modes_t m;
+    stats_rep_modes(v, (int)n, &m);
+    free(v);
+    json_t *j = m.two ? json_pack("{s:f, s:i, s:f, s:i, s:i, s:i}", "fast_ms", m.fast_ms, "fast_reps", m.fast_reps,
+                                  "slow_ms", m.slow_ms, "slow_reps", m.slow_reps, "outliers", m.outliers,
+                                  "slow_runs", m.slow_runs)
+                      : json_null();
+    if (!j || json_object_set_new(result, "rep_modes", j))
+        return sl_error_set(err, SL_E_NOMEM, "", "out of memory");
+    return SL_OK;
+}
+
 json_t *store_experiment_json(store_t *s, const char *id, sl_error_t *err) {
     sqlite3_stmt *st = NULL;
     json_t *out = NULL;
@@ -735,7 +759,8 @@ json_t *store_experiment_json(store_t *s, const char *id, sl_error_t *err) {
     else
         db_error(err, s, "reading the experiment");
     stmt_done(s, st);
-    if (out && add_timeline_span(s, id, json_object_get(out, "result"), err)) {
+    if (out && (add_timeline_span(s, id, json_object_get(out, "result"), err) ||
+                add_rep_modes(json_object_get(out, "result"), err))) {
         json_decref(out);
         return NULL;
     }

@@ -149,6 +149,54 @@ void stats_compute(const double *values, size_t n, stats_t *out) {
     out->mean = fmin(fmax(out->mean, out->min), out->max);
 }
 
+void stats_rep_modes(const double *rep_ms, int n, rep_modes_t *out) {
+    memset(out, 0, sizeof *out);
+    if (n < 6)
+        return;
+    stats_t st;
+    stats_compute(rep_ms, (size_t)n, &st);
+    double *t = malloc((size_t)n * sizeof *t);
+    if (!t)
+        return;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (rep_ms[i] <= 1.5 * st.median)
+            t[m++] = rep_ms[i];
+    int least = (int)ceil(REP_MODES_MIN_SHARE * m);
+    if (least < 2)
+        least = 2;
+    qsort(t, (size_t)m, sizeof *t, cmp_double);
+    int cut = -1; /* the fast group is t[0..cut] */
+    double gap = 0;
+    for (int i = least - 1; i + least < m; i++)
+        if (t[i + 1] - t[i] > gap) {
+            gap = t[i + 1] - t[i];
+            cut = i;
+        }
+    if (cut >= 0 && t[0] > 0 && gap > REP_MODES_GAP * t[0]) {
+        stats_t fast, slow;
+        stats_compute(t, (size_t)cut + 1, &fast);
+        stats_compute(t + cut + 1, (size_t)(m - cut - 1), &slow);
+        out->two = true;
+        out->fast_ms = fast.median;
+        out->slow_ms = slow.median;
+        out->fast_reps = cut + 1;
+        out->slow_reps = m - cut - 1;
+        out->outliers = n - m;
+        double bound = t[cut]; /* the fast group's slowest */
+        bool in_slow = false;
+        for (int i = 0; i < n; i++) {
+            bool slow_rep = rep_ms[i] > bound && rep_ms[i] <= 1.5 * st.median;
+            if (rep_ms[i] > 1.5 * st.median)
+                continue; /* an outlier neither ends nor starts a stretch */
+            if (slow_rep && !in_slow)
+                out->slow_runs++;
+            in_slow = slow_rep;
+        }
+    }
+    free(t);
+}
+
 bool stats_median_known(const double *values, size_t n, double rel) {
     if (n < 5)
         return false;

@@ -158,6 +158,23 @@ typedef struct stats {
 void stats_compute(const double *values, size_t n, stats_t *out);
 /* The index of the median value: the one closest to the median (the first of equals); 0 when n < 1. */
 int stats_median_index(const double *v, int n);
+
+/* A run's reps in two groups (modes), where they fall so: the lent H100s draw some many-stream
+ * pipelines' reps from two modes (docs/METHOD.md, "Which channel an op runs from"), and a host
+ * can change pace mid-run. Reps past 1.5x the median are outliers; the rest, sorted, split at
+ * their widest gap that leaves REP_MODES_MIN_SHARE of them (and at least 2) on each side, where
+ * that gap passes REP_MODES_GAP of the fastest rep. Fewer than 6 reps: one group. */
+#define REP_MODES_GAP 0.05
+#define REP_MODES_MIN_SHARE 0.1
+typedef struct rep_modes {
+    bool two;                 /* false: one group, and the rest is 0 */
+    double fast_ms, slow_ms;  /* each group's median */
+    int fast_reps, slow_reps; /* how many reps in each */
+    int outliers;             /* reps left out, past 1.5x the median */
+    int slow_runs;            /* stretches of consecutive slow reps in rep order: 1 is one spell,
+                               * as many as slow_reps is every slow rep apart */
+} rep_modes_t;
+void stats_rep_modes(const double *rep_ms, int n, rep_modes_t *out);
 /* reps "auto": is the median of values known within rel (0.005 = 0.5%)? Uses the
  * median's standard error, 1.2533 * stddev / sqrt(n), from at least 5 values. */
 bool stats_median_known(const double *values, size_t n, double rel);

@@ -1036,7 +1036,48 @@ TEST(stats_mean_stays_between_min_and_max) {
     CHECK(st.min <= st.median && st.median <= st.max);
 }
 
+/* Reps in two groups: a lent H200's 2^25 async_v1 x64 (examples/h200-lent.json) drew the
+ * fast and the slow mode five times each, in three stretches of slow reps. */
+TEST(reps_in_two_modes_are_told_apart) {
+    const double v[10] = {3.530, 3.034, 3.035, 3.030, 3.525, 3.529, 3.036, 3.044, 3.507, 3.530};
+    rep_modes_t m;
+    stats_rep_modes(v, 10, &m);
+    CHECK(m.two);
+    CHECK_NEAR(3.035, m.fast_ms, 1e-9);
+    CHECK_NEAR(3.529, m.slow_ms, 1e-9);
+    CHECK(m.fast_reps == 5 && m.slow_reps == 5 && m.outliers == 0);
+    CHECK(m.slow_runs == 3);
+}
+
+/* One spell of slow reps (a host that changed pace), and one outlier past 1.5x the median
+ * left out: the groups are told, the spell counted once. */
+TEST(a_slow_spell_is_one_run_and_outliers_stay_out) {
+    const double v[10] = {3.085, 3.262, 3.122, 3.137, 3.178, 3.210, 3.237, 3.711, 3.716, 5.104};
+    rep_modes_t m;
+    stats_rep_modes(v, 10, &m);
+    CHECK(m.two);
+    CHECK(m.fast_reps == 7 && m.slow_reps == 2 && m.outliers == 1);
+    CHECK(m.slow_runs == 1);
+}
+
+/* One group: noise within 5%, a single slow rep (a group needs 2), too few reps. */
+TEST(one_mode_or_one_odd_rep_is_one_group) {
+    const double noise[10] = {5.991, 5.436, 5.443, 5.430, 5.432, 5.434, 5.453, 5.591, 5.455, 5.437};
+    const double spread[10] = {3.64, 3.685, 3.747, 3.805, 3.539, 3.358, 3.54, 3.617, 3.747, 3.686};
+    const double few[5] = {3.0, 3.0, 3.5, 3.5, 3.5};
+    rep_modes_t m;
+    stats_rep_modes(noise, 10, &m);
+    CHECK(!m.two && m.fast_reps == 0 && m.slow_runs == 0);
+    stats_rep_modes(spread, 10, &m);
+    CHECK(!m.two);
+    stats_rep_modes(few, 5, &m);
+    CHECK(!m.two);
+}
+
 static const check_test_t tests[] = {
+    TEST_ENTRY(reps_in_two_modes_are_told_apart),
+    TEST_ENTRY(a_slow_spell_is_one_run_and_outliers_stay_out),
+    TEST_ENTRY(one_mode_or_one_odd_rep_is_one_group),
     TEST_ENTRY(one_stream_is_strictly_serial),
     TEST_ENTRY(the_event_tax_comes_off_every_op),
     TEST_ENTRY(host_costs_follow_the_basis_issue),

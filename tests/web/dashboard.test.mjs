@@ -417,6 +417,37 @@ test('the sweep chart: time vs streams per variant, prediction and floor as line
   await page.closeAll();
 });
 
+// A run whose reps fall in two groups says so under its total: the reps are a lent H200's
+// 2^25 async_v1 x64 (examples/h200-lent.json, e-239229329bf5a8fc), each of two modes drawn five
+// times, put on a sim run's result; the sim run itself (every rep alike) says nothing.
+test('run detail: reps in two groups are told under the total, with how they lie', async () => {
+  const h200 = [3.530, 3.034, 3.035, 3.030, 3.525, 3.529, 3.036, 3.044, 3.507, 3.530];
+  const r = await apiCall('POST', '/api/experiments', { variant: 'async_v1', streams: 4, size: 2 ** 22, reps: 10, warmup: 0, label: 'web-test modes' });
+  check(r.status === 202, 'POST a sim run', 202, `${r.status} ${r.text}`);
+  const e = await waitFinished(r.json.id);
+  check(e.status === 'done' && e.result.rep_modes === null, 'the sim run is done, its reps one group', 'done, rep_modes null', `${e.status} ${JSON.stringify(e.result?.rep_modes)}`);
+  const bundle = await apiGet(`/api/export?experiment=${e.id}`);
+  const id = `${e.id}-two-modes`;
+  await importAs(bundle, e.id, id, (b, xe) => {
+    xe.result.backend = 'cuda';
+    xe.result.reps_ms = h200;
+    const sorted = [...h200].sort((a, c) => a - c);
+    xe.result.total_ms = { median: (sorted[4] + sorted[5]) / 2, min: sorted[0], max: sorted[9], mean: sorted.reduce((a, c) => a + c) / 10, stddev: 0.25 };
+  });
+  const page = await newPage();
+  await open(page, `#/run/${id}`);
+  await page.waitForSelector('#summary', { timeout: 10000 });
+  const note = await page.$eval('#rep-modes', (el) => el.textContent).catch(() => null);
+  check(note && /^two groups: 3\.0\d+ ms × 5 and 3\.5\d+ ms × 5; the slow reps interleaved with the fast ones \(3 stretches\)/.test(note),
+    'the total says two groups, each median and count, and that the slow reps are interleaved',
+    'two groups: 3.03… ms × 5 and 3.52… ms × 5; the slow reps interleaved with the fast ones (3 stretches): …', note);
+  await open(page, `#/run/${e.id}`);
+  await page.waitForSelector('#summary', { timeout: 10000 });
+  check(!(await page.$('#rep-modes')), 'a run of one group has no such line', 'absent', 'present');
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
 test('run detail: the Gantt timeline has one lane per stream, hover and zoom work', async () => {
   const target = state.sweepPoints.find((e) => e.spec.variant === 'async_v1' && e.spec.streams === 32);
   check(target, 'the sweep has an async_v1 32-stream point', 'present', 'absent');

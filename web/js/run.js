@@ -62,6 +62,18 @@ function budget(r) {
       h('span', { class: 'mono' }, fmtMs(total))));
 }
 
+// The reps in two groups (result.rep_modes, server/API.md): each group's median and how the
+// slow reps lie in the run, since a median of two modes says neither.
+function repModes(m) {
+  if (!m) return null;
+  const where = m.slow_runs > 1
+    ? `the slow reps interleaved with the fast ones (${m.slow_runs} stretches): each rep drew one of two modes`
+    : 'the slow reps in one stretch: the machine changed pace during the run';
+  return h('div', { class: 'stat-sub rep-modes', id: 'rep-modes', role: 'note' },
+    `two groups: ${fmtMs(m.fast_ms)} × ${m.fast_reps} and ${fmtMs(m.slow_ms)} × ${m.slow_reps}`
+    + `${m.outliers ? ` (${m.outliers} outlier${m.outliers > 1 ? 's' : ''} left out)` : ''}; ${where}`);
+}
+
 function summaryCards(e, machine) {
   const r = e.result || {};
   const t = r.total_ms || {};
@@ -71,6 +83,7 @@ function summaryCards(e, machine) {
   return h('section', { class: 'stat-grid', id: 'summary' },
     card('total, median of reps', fmtMs(t.median),
       h('div', { class: 'stat-sub' }, `min ${fmtMs(t.min)} · max ${fmtMs(t.max)} · σ ${fmtMs(t.stddev)}`),
+      repModes(r.rep_modes),
       h('div', { class: 'reps-chart' }, h('canvas', { id: 'reps-canvas' }))),
     card('efficiency = floor / total', fmtPct(r.efficiency), meter(r.efficiency, '#7ee0a8'),
       h('div', { class: 'stat-sub' }, `floor ${fmtMs(r.floor_ms)} from the machine’s calibration`)),
