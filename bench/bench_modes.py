@@ -1,9 +1,10 @@
 """bench_modes.py — `make bench-modes` (issue 18): why some many-stream points run in two modes.
 Plain CUDA only (bench/probe_modes.cu, the seeds' v1/v2 steps as bench/ref_overlap.cu runs them),
 nothing of streamlab's. Per point, TRIALS fresh set-ups of REPS reps each:
-  modes     every rep's total, split at the widest gap of the sorted totals (a tenth of the reps
-            or more on each side) where it passes 5% of the fastest, else one mode; reps past 1.5x
-            the median set aside as outliers: each mode's median and the slow one's share,
+  modes     every rep's total, split at the widest gap of the sorted totals (a tenth of the reps,
+            and at least 2, on each side) where it passes 5% of the fastest, else one mode; reps
+            past 1.5x the median set aside as outliers (a result's rep_modes, server/API.md): each
+            mode's median and the slow one's share,
             with the default hardware queues (CUDA_DEVICE_MAX_CONNECTIONS unset) and with 32;
   channels  one more trial under CUPTI's activity records (bench/trace_acts.c, which slow every
             call): how many hardware channels each kind of op ran from, how often a kernel took
@@ -15,6 +16,7 @@ A benchmark: it prints, it asserts nothing.
 
 usage: bench_modes.py PROBE TRACE_LIB [--points v1:64,v2:32] [--reps 20] [--trials 3] [--out DIR]"""
 import argparse
+import math
 import os
 import statistics
 import subprocess
@@ -38,13 +40,16 @@ def run_probe(probe, variant, streams, reps, trials, env=None, stamps=False):
 
 
 def modes(times):
-    """(fast median, slow median or None, slow share, outliers): reps past 1.5x the median are
-    outliers (a hiccup of the host, not a mode); the rest split at their widest gap that leaves
-    a tenth of them or more on each side, where it passes 5% of the fastest"""
+    """(fast median, slow median or None, slow share, outliers), by the rule of a result's
+    rep_modes (gpu/core.c, stats_rep_modes): reps past 1.5x the median are outliers (a hiccup
+    of the host, not a mode); the rest split at their widest gap that leaves a tenth of them,
+    and at least 2, on each side, where it passes 5% of the fastest"""
     med = statistics.median(times)
     t = sorted(x for x in times if x <= 1.5 * med)
     outliers = len(times) - len(t)
-    least = max(1, len(t) // 10)
+    if len(times) < 6:
+        return statistics.median(t), None, 0.0, outliers
+    least = max(2, math.ceil(len(t) / 10))
     gaps = [(t[i + 1] - t[i], i) for i in range(least - 1, len(t) - least)]
     gap, i = max(gaps) if gaps else (0, 0)
     if gap <= 0.05 * t[0]:
