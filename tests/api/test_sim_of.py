@@ -1,5 +1,5 @@
 """sim_of: simulating a machine the store knows. Every store knows the machines of the embedded profiles
-(measured on a lent H100 and a lent H200) and any machine an import or a push brought; a spec's "sim_of"
+(measured on a lent H100, a lent H200 and a lent host of two H200s) and any machine an import or a push brought; a spec's "sim_of"
 names one, and the sim runs the spec on that machine's calibration. A machine the model cannot stand in for
 (no GPUs, no calibration), an unknown id, a bad id, or a backend other than sim/auto is 422 before anything
 is stored. No timing numbers are asserted: simulated totals are only compared with each other."""
@@ -10,7 +10,7 @@ import sqlite3
 
 from conftest import check, expect_error, expect_status, run_cli, small
 
-PROFILE_NAMES = ("lent-h100", "lent-h200")
+PROFILE_NAMES = ("lent-h100", "lent-h200", "lent-h200x2")
 
 
 # ---------------------------------------------------------------- helpers
@@ -116,7 +116,7 @@ def test_sim_of_the_h200_runs_on_its_calibration(server):
 
 def test_a_sweep_over_the_profile_machines(server):
     ms = machines_by_profile(server)
-    ids = [ms[n]["id"] for n in PROFILE_NAMES]
+    ids = [ms[n]["id"] for n in ("lent-h100", "lent-h200")]
     body = expect_status(server.post("/api/sweeps", {"base": small(streams=2), "axes": {"sim_of": ids,
                                                                                        "chunks": [2, 8]}}), 202)
     exps = [server.wait_done(e) for e in body["experiments"]]
@@ -138,6 +138,25 @@ def test_a_simulated_machine_with_two_gpus_runs_multi_gpu_here(server):
     check(exp["spec"]["devices"] == [0, 1] and "H200" in device_of(exp), "devices [0, 1] of the simulated H200s",
           (exp["spec"]["devices"], device_of(exp)), "multi_gpu with sim_of")
     expect_error(server.post("/api/experiments", small(devices=[2], sim_of="m-two-h200")), 422, field="devices")
+
+
+def test_the_two_gpu_profile_shares_its_host_side(server):
+    """lent-h200x2 was measured with both GPUs: its calibration holds what they move together (host_copy_gbps),
+    and multi_gpu simulated on it is slower than on the same machine with that field taken out."""
+    x2 = profile_machine(server, "lent-h200x2")
+    cals = [g["calibration"] for g in x2["gpus"]]
+    check(len(cals) == 2 and all(c["host_copy_gbps"] > 0 and 0 < c["host_h2d_gbps"] < c["host_copy_gbps"] for c in cals),
+          "two GPUs, each with host_copy_gbps > host_h2d_gbps > 0",
+          [{k: c.get(k) for k in ("host_copy_gbps", "host_h2d_gbps")} for c in cals], "the profile's host side")
+    alone = [dict(copy.deepcopy(g), calibration={k: v for k, v in g["calibration"].items()
+                                                  if k not in ("host_copy_gbps", "host_h2d_gbps")}) for g in x2["gpus"]]
+    import_machines(server, [copy_of(x2, "m-h200x2-no-host", "two H200s, no host side", alone)])
+    spec = dict(small("multi_gpu"), size=1 << 24, streams=8)
+    shared = server.wait_done(server.create(dict(spec, sim_of=x2["id"]))["id"])
+    apart = server.wait_done(server.create(dict(spec, sim_of="m-h200x2-no-host"))["id"])
+    t_shared, t_apart = shared["result"]["total_ms"]["median"], apart["result"]["total_ms"]["median"]
+    check(t_shared > t_apart, "slower with the host side shared", (t_shared, t_apart),
+          "multi_gpu 2^24 x8 on lent-h200x2 against the same GPUs without host_copy_gbps")
 
 
 def test_a_machine_gone_by_the_time_it_runs_fails_the_experiment(make_server):
