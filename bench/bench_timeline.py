@@ -7,8 +7,9 @@ x 1..256 streams) three ways, interleaved point by point:
   cupti    timing cupti, trace_ops sampled: its cross-check times one timeline both ways, so each op
            of the sampled timeline is held against CUPTI's record of the same op in the same rep.
 Printed per point: the run's median total, each way's median-rep timeline span / median total
-(the stretch; for sampled also / that rep's own total: a run whose host changed pace mid-run has
-no rep at its median), the shares, the timelines composed, the shares whose closest rep stayed
+(the stretch; for sampled also / that rep's own total: a run whose host changed pace mid-run, or whose
+reps drew two modes, has no rep at its median; `modes` is the slow group's share of the reps where
+result.rep_modes finds two groups), the shares, the timelines composed, the shares whose closest rep stayed
 off, the lead-in (the median rep's first op start after the rep's start event, in us: time the
 GPU idles while the host issues the first call, inside the total but outside the span; with it,
 `from 0` is that rep's last op end / median total), the seconds each run took, and the cross-check's start and end differences (median and
@@ -74,7 +75,7 @@ def main():
         got = {}
         for p, way, i in ids:
             got[(p, way)] = lab.finished(i, f"{p} {way}", poll_s=0.1)
-        print(f"\n{'point':<20} {'median ms':>9} {'sampled':>8} {'own rep':>7} {'shares':>6} {'redone':>6} {'tls':>5} {'off':>5} {'cut':>3} {'lead':>5} {'from 0':>6} {'s':>5} {'all':>6} {'s':>5} "
+        print(f"\n{'point':<20} {'median ms':>9} {'sampled':>8} {'own rep':>7} {'modes':>5} {'shares':>6} {'redone':>6} {'tls':>5} {'off':>5} {'cut':>3} {'lead':>5} {'from 0':>6} {'s':>5} {'all':>6} {'s':>5} "
               f"{'cupti xc':>8} {'start med/max us':>16} {'end med/max us':>15}")
         rows, within = [], 0
         for p in points:
@@ -90,7 +91,9 @@ def main():
             ops = lab.call("GET", f"/api/experiments/{es['id']}/timeline").get("ops") or []
             lead_us = min(o["start_us"] for o in ops) if ops else None
             from0 = max(o["end_us"] for o in ops) / 1000.0 / es["result"]["total_ms"]["median"] if ops else None
+            modes = es["result"].get("rep_modes")
             row = {"variant": v, "size": 1 << lg, "streams": s, "median_ms": es["result"]["total_ms"]["median"],
+                   "rep_modes": modes,
                    "stretch_sampled": st, "stretch_sampled_own_rep": st_rep, "lead_in_us": lead_us,
                    "stretch_from_origin": from0, "shares": ts.get("shares"), "seconds_sampled": seconds(es),
                    "share_reps": ts.get("share_reps"), "clean_ms_all": ea["result"]["total_ms"]["median"] if ea else None,
@@ -102,7 +105,8 @@ def main():
 
             def f(x, fmt):
                 return format(x, fmt) if isinstance(x, (int, float)) else "-"
-            print(f"2^{lg} {v:<10} x{s:<4} {row['median_ms']:9.3f} {f(st, '8.3f')} {f(st_rep, '7.3f')} {f(row['shares'], '6d')} {f((row['share_reps'] or {}).get('redone'), '6d')} "
+            slow = modes["slow_reps"] / (modes["slow_reps"] + modes["fast_reps"]) if modes else None
+            print(f"2^{lg} {v:<10} x{s:<4} {row['median_ms']:9.3f} {f(st, '8.3f')} {f(st_rep, '7.3f')} {f(slow, '5.0%')} {f(row['shares'], '6d')} {f((row['share_reps'] or {}).get('redone'), '6d')} "
                   f"{f((row['share_reps'] or {}).get('timelines'), '5d')} {f((row['share_reps'] or {}).get('off'), '5d')} {f((row['share_reps'] or {}).get('cut'), '3d')} "
                   f"{f(lead_us, '5.1f')} {f(from0, '6.3f')} {row['seconds_sampled']:5.1f} {f(row['stretch_all'], '6.3f')} {f(row['seconds_all'], '5.1f')} "
                   f"{f(xc.get('shares'), '8d')} "
@@ -110,8 +114,11 @@ def main():
                   f"{f(xc.get('end_diff_us_median'), '7.1f')}/{f(xc.get('end_diff_us_max'), '<7.1f')}")
         own = sum(1 for r in rows if r["stretch_sampled_own_rep"] is not None and abs(r["stretch_sampled_own_rep"] - 1) <= 0.05)
         zero = sum(1 for r in rows if r["stretch_from_origin"] is not None and abs(r["stretch_from_origin"] - 1) <= 0.05)
+        missed = [r for r in rows if r["stretch_sampled"] is None or abs(r["stretch_sampled"] - 1) > 0.05]
         print(f"\nsampled: median rep's span within 5% of the median total at {within} of {len(points)} points, "
               f"of that rep's own total at {own}; its extent from the rep's start (lead-in included) at {zero}")
+        print(f"of the {len(missed)} points outside 5%, {sum(1 for r in missed if r['rep_modes'])} are runs whose reps "
+              f"fall in two groups (result.rep_modes; 'modes' is the slow group's share): no rep sits at their median")
         for key in ("start_diff_us_median", "end_diff_us_median", "start_diff_us_max", "end_diff_us_max"):
             vals = [r["cross_check"][key] for r in rows if isinstance(r["cross_check"].get(key), (int, float))]
             if vals:
