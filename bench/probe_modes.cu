@@ -12,7 +12,9 @@
  * prints one line a trial: "trial T offset O pad P created C median MS min MS max MS reps MS...",
  * every rep checked (a[i] == 1). With "stamps" the kernels stamp their first block's start
  * and last block's end on the GPU's global timer, and every rep prints a line
- * "rep T R MS K0S K0E K1S K1E ..." (us from the rep's earliest kernel start). */
+ * "rep T R MS K0S K0E K1S K1E ..." (us from the rep's earliest kernel start).
+ * PROBE_EVENTS=K (a diagnostic): a CUDA event recorded after each op of the first K streams,
+ * as a timeline traced by events puts them, to see what the records do to the modes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,11 +95,17 @@ int main(int argc, char **argv) {
     int streamSize = (int)(n / (size_t)nstreams);
     size_t streamBytes = (size_t)streamSize * sizeof(float);
     static cudaStream_t stream[MAX_STREAMS], pad[16];
+    static cudaEvent_t marks[MAX_STREAMS][3];
+    int nmarked = getenv("PROBE_EVENTS") ? atoi(getenv("PROBE_EVENTS")) : 0;
+    nmarked = nmarked < 0 ? 0 : nmarked > nstreams ? nstreams : nmarked;
     long created = 0;
     float *times = (float *)malloc((size_t)reps * sizeof(float));
     if (!times)
         return 1;
     CK(cudaFree(0));
+    for (int i = 0; i < nmarked; i++)
+        for (int j = 0; j < 3; j++)
+            CK(cudaEventCreate(&marks[i][j]));
     unsigned long long *d_st, *h_st;
     unsigned *d_done;
     CK(cudaMalloc((void **)&d_st, 2 * (size_t)nstreams * sizeof *d_st));
@@ -133,16 +141,27 @@ int main(int argc, char **argv) {
             for (int i = 0; i < nstreams; ++i) {
                 int off = i * streamSize;
                 CK(cudaMemcpyAsync(&d_a[off], &a[off], streamBytes, cudaMemcpyHostToDevice, stream[i]));
+                if (i < nmarked)
+                    CK(cudaEventRecord(marks[i][0], stream[i]));
                 if (!v2) {
                     launch(stamps, d_a, off, streamSize, stream[i], d_st + 2 * i, d_done + i);
+                    if (i < nmarked)
+                        CK(cudaEventRecord(marks[i][1], stream[i]));
                     CK(cudaMemcpyAsync(&a[off], &d_a[off], streamBytes, cudaMemcpyDeviceToHost, stream[i]));
+                    if (i < nmarked)
+                        CK(cudaEventRecord(marks[i][2], stream[i]));
                 }
             }
-            for (int i = 0; v2 && i < nstreams; ++i)
+            for (int i = 0; v2 && i < nstreams; ++i) {
                 launch(stamps, d_a, i * streamSize, streamSize, stream[i], d_st + 2 * i, d_done + i);
+                if (i < nmarked)
+                    CK(cudaEventRecord(marks[i][1], stream[i]));
+            }
             for (int i = 0; v2 && i < nstreams; ++i) {
                 int off = i * streamSize;
                 CK(cudaMemcpyAsync(&a[off], &d_a[off], streamBytes, cudaMemcpyDeviceToHost, stream[i]));
+                if (i < nmarked)
+                    CK(cudaEventRecord(marks[i][2], stream[i]));
             }
             CK(cudaGetLastError());
             CK(cudaEventRecord(stop_ev, 0));
@@ -184,6 +203,9 @@ int main(int argc, char **argv) {
         CK(cudaFreeHost(a));
         CK(cudaFree(d_a));
     }
+    for (int i = 0; i < nmarked; i++)
+        for (int j = 0; j < 3; j++)
+            CK(cudaEventDestroy(marks[i][j]));
     CK(cudaFree(d_st));
     CK(cudaFree(d_done));
     CK(cudaFreeHost(h_st));
