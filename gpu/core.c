@@ -186,9 +186,9 @@ void stats_rep_modes(const double *rep_ms, int n, rep_modes_t *out) {
         double bound = t[cut]; /* the fast group's slowest */
         bool in_slow = false;
         for (int i = 0; i < n; i++) {
-            bool slow_rep = rep_ms[i] > bound && rep_ms[i] <= 1.5 * st.median;
             if (rep_ms[i] > 1.5 * st.median)
                 continue; /* an outlier neither ends nor starts a stretch */
+            bool slow_rep = rep_ms[i] > bound;
             if (slow_rep && !in_slow)
                 out->slow_runs++;
             in_slow = slow_rep;
