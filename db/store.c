@@ -1012,6 +1012,14 @@ json_t *store_sweep_json(store_t *s, const char *sweep_id, sl_error_t *err) {
         json_t *e = experiment_row(s, st);
         if (!e)
             continue;
+        if (add_rep_modes(json_object_get(e, "result"), err)) {
+            json_decref(e);
+            stmt_done(s, st);
+            json_decref(out);
+            json_decref(exps);
+            json_decref(counts);
+            return NULL;
+        }
         const char *status = json_string_value(json_object_get(e, "status"));
         if (status)
             json_object_set_new(counts, status, json_integer(json_integer_value(json_object_get(counts, status)) + 1));

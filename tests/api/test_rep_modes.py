@@ -60,3 +60,8 @@ def test_a_sim_run_is_one_group_and_the_list_carries_the_same(srv):
     listed = {e["id"]: e["result"].get("rep_modes", "absent") for e in items if e["id"] in (TWO_MODES, ONE_GROUP)}
     want = {TWO_MODES: result_of(srv, TWO_MODES)["rep_modes"], ONE_GROUP: None}
     check(listed == want, want, listed, "rep_modes in GET /api/experiments' items, as in GET one")
+    sweep = expect_status(srv.get(f"/api/experiments/{TWO_MODES}"), 200)["sweep_id"]
+    in_sweep = {e["id"]: e["result"].get("rep_modes", "absent")
+                for e in expect_status(srv.get(f"/api/sweeps/{sweep}"), 200)["experiments"]
+                if e["id"] in (TWO_MODES, ONE_GROUP)}
+    check(in_sweep == want, want, in_sweep, "rep_modes in the sweep's experiments (both in the seeds' 2^25 sweep)")

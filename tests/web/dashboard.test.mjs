@@ -444,6 +444,28 @@ test('run detail: reps in two groups are told under the total, with how they lie
   await open(page, `#/run/${e.id}`);
   await page.waitForSelector('#summary', { timeout: 10000 });
   check(!(await page.$('#rep-modes')), 'a run of one group has no such line', 'absent', 'present');
+
+  // in a sweep: the point is a triangle carrying its groups, and its row says them
+  const sw = await apiCall('POST', '/api/sweeps', { base: { variant: 'async_v1', size: 2 ** 22, reps: 10, warmup: 0, label: 'web-test modes sweep' }, axes: { streams: [2, 4] } });
+  check(sw.status === 202, 'POST a sim sweep', 202, `${sw.status} ${sw.text}`);
+  for (const x of sw.json.experiments) await waitFinished(x);
+  let text = JSON.stringify(await apiGet(`/api/export?sweep=${sw.json.id}`));
+  for (const old of [sw.json.id, ...sw.json.experiments]) text = text.split(old).join(`${old}-m`);
+  const sb = JSON.parse(text);
+  const two = sb.experiments.find((x) => x.spec.streams === 4);
+  two.result.backend = 'cuda';
+  two.result.reps_ms = h200;
+  const imp = await apiCall('POST', '/api/import', sb);
+  check(imp.status === 200, 'POST /api/import of the sweep', 200, `${imp.status} ${imp.text.slice(0, 300)}`);
+  await open(page, `#/sweep/${sw.json.id}-m`);
+  await page.waitForSelector('#sweep-time-canvas', { timeout: 10000 });
+  const chart = await datasetsOf(page, '#sweep-time-canvas');
+  const line = chart.datasets.find((d) => d.label === 'async_v1');
+  const marked = (line?.data || []).filter((pt) => pt.modes).map((pt) => pt.x);
+  check(JSON.stringify(marked) === '[4]', 'the chart marks the point whose reps fell in two groups, only it', '[4]', marked);
+  const rowNotes = await page.$$eval('#sweep-table tbody tr', (trs) => trs.map((tr) => tr.querySelector('.rep-modes')?.textContent || null));
+  check(rowNotes.filter(Boolean).length === 1 && /^two groups: 3\.0\d+ ms × 5 and 3\.5\d+ ms × 5$/.test(rowNotes.find(Boolean)),
+    'the points table says the groups on that row only', 'two groups: 3.03… ms × 5 and 3.52… ms × 5', rowNotes);
   checkNoProblems(page);
   await page.closeAll();
 });

@@ -13,7 +13,7 @@ import { createGantt } from './gantt.js';
 import {
   h, hashFor, fmtMs, fmtUs, fmtPct, fmtGbps, fmtSizeLong, fmtTime, fmtNum, shortId, statusBadge,
   machineChip, machineName, loadMachines, OP_COLORS, totalMs, errorBox, flatten, hasPrediction, FINISHED,
-  simBadge, simOf, simName, isSimulated,
+  simBadge, simOf, simName, isSimulated, twoGroups,
 } from './ui.js';
 
 // the variants POST /api/predict models (server/API.md)
@@ -70,8 +70,7 @@ function repModes(m) {
     ? `the slow reps interleaved with the fast ones (${m.slow_runs} stretches): each rep drew one of two modes`
     : 'the slow reps in one stretch: the machine changed pace during the run';
   return h('div', { class: 'stat-sub rep-modes', id: 'rep-modes', role: 'note' },
-    `two groups: ${fmtMs(m.fast_ms)} × ${m.fast_reps} and ${fmtMs(m.slow_ms)} × ${m.slow_reps}`
-    + `${m.outliers ? ` (${m.outliers} outlier${m.outliers > 1 ? 's' : ''} left out)` : ''}; ${where}`);
+    `${twoGroups(m)}${m.outliers ? ` (${m.outliers} outlier${m.outliers > 1 ? 's' : ''} left out)` : ''}; ${where}`);
 }
 
 function summaryCards(e, machine) {

@@ -10,7 +10,7 @@
 import { api } from './api.js';
 import {
   h, hashFor, fmtMs, fmtPct, fmtNum, fmtSize, shortId, statusBadge, variantColor, totalMs, errorBox, hasPrediction, FINISHED,
-  loadMachines, machineChip, machineName, simBadge, simName, runSource,
+  loadMachines, machineChip, machineName, simBadge, simName, runSource, twoGroups,
 } from './ui.js';
 
 const NUMERIC_AXES = ['streams', 'chunks', 'size', 'kernel_iters', 'block_size', 'reps', 'warmup'];
@@ -196,7 +196,8 @@ export async function render(root, ctx) {
       const c = s.style.color;
       timeSets.push({ label: `${s.key} min`, data: s.points.map((p) => pt(p, p.result.total_ms?.min ?? totalMs(p))), borderWidth: 0, pointRadius: 0, fill: false, band: true, backgroundColor: `${c}22` });
       timeSets.push({ label: `${s.key} max`, data: s.points.map((p) => pt(p, p.result.total_ms?.max ?? totalMs(p))), borderWidth: 0, pointRadius: 0, fill: '-1', band: true, backgroundColor: `${c}2a` });
-      timeSets.push({ label: s.key, data: s.points.map((p) => pt(p, totalMs(p))), borderColor: c, backgroundColor: c, borderDash: s.style.dash, borderWidth: 2.2, pointRadius: 3.5, pointHoverRadius: 6 });
+      // a point whose reps fell in two groups (result.rep_modes) is a triangle: its median is neither group's
+      timeSets.push({ label: s.key, data: s.points.map((p) => ({ ...pt(p, totalMs(p)), modes: p.result.rep_modes || null })), borderColor: c, backgroundColor: c, borderDash: s.style.dash, borderWidth: 2.2, pointRadius: s.points.map((p) => (p.result.rep_modes ? 6 : 3.5)), pointStyle: s.points.map((p) => (p.result.rep_modes ? 'triangle' : 'circle')), pointHoverRadius: 6 });
       const pred = s.points.filter((p) => hasPrediction(p.result));
       if (pred.length) timeSets.push({ label: `${s.key} predicted`, data: pred.map((p) => pt(p, p.result.predicted_ms)), borderColor: c, backgroundColor: c, borderDash: [5, 4], borderWidth: 1.4, pointRadius: 2, pointStyle: 'rectRot', kind: 'pred' });
     }
@@ -232,7 +233,7 @@ export async function render(root, ctx) {
     const logToggle = h('a', { class: 'small', href: hashFor('sweep', id, { ...Object.fromEntries(ctx.params), logy: logY ? '0' : '1' }) }, logY ? 'linear y' : 'log y');
     body.append(
       h('section', { class: 'card chart-card' },
-        h('div', { class: 'card-head' }, h('h2', {}, `Time vs ${x}`), h('span', { class: 'muted' }, 'median of reps; band: min … max; dashed ◆: model prediction; dotted: floor'), logToggle),
+        h('div', { class: 'card-head' }, h('h2', {}, `Time vs ${x}`), h('span', { class: 'muted' }, 'median of reps; ▲: reps in two groups, the median neither; band: min … max; dashed ◆: model prediction; dotted: floor'), logToggle),
         h('div', { class: 'chart-box tall' }, timeCanvas)),
       h('div', { class: 'two-col' },
         h('section', { class: 'card chart-card' }, h('h2', { id: 'speedup-title' }), h('div', { class: 'chart-box' }, speedCanvas)),
@@ -254,7 +255,7 @@ export async function render(root, ctx) {
             filter: (it) => !it.dataset.band,
             callbacks: {
               title: (items) => `${x} = ${xLabel(items[0].raw.x)}`,
-              label: (it) => `${it.dataset.label}: ${fmtMs(it.raw.y)}`,
+              label: (it) => `${it.dataset.label}: ${fmtMs(it.raw.y)}${it.raw.modes ? ` (${twoGroups(it.raw.modes)})` : ''}`,
             },
           },
         },
@@ -314,7 +315,7 @@ export async function render(root, ctx) {
           return h('tr', { dataset: { id: p.id } },
             cols.map((c) => h('td', { class: c === 'variant' ? 'nowrap' : 'num' }, c === 'variant' ? [h('i', { class: 'dot', style: { background: variantColor(p.spec.variant) } }), p.spec.variant] : fmtAxis(c, p.spec[c]))),
             h('td', {}, statusBadge(p.status)),
-            h('td', { class: 'num' }, fmtMs(t.median)),
+            h('td', { class: 'num' }, fmtMs(t.median), r.rep_modes ? h('div', { class: 'small muted rep-modes' }, twoGroups(r.rep_modes)) : null),
             h('td', { class: 'num muted' }, t.min !== undefined ? `${fmtMs(t.min)} … ${fmtMs(t.max)}` : ''),
             h('td', { class: 'num' }, hasPrediction(r) ? fmtMs(r.predicted_ms) : '—'),
             h('td', { class: 'num' }, hasPrediction(r) ? fmtPct(r.prediction_error) : '—'),

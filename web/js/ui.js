@@ -106,6 +106,10 @@ export function fmtMs(ms) {
   if (ms >= 1000) return `${fmtNum(ms / 1000)} s`;
   return `${fmtNum(ms)} ms`;
 }
+// A result's reps in two groups (result.rep_modes, server/API.md), in a few words.
+export function twoGroups(m) {
+  return `two groups: ${fmtMs(m.fast_ms)} × ${m.fast_reps} and ${fmtMs(m.slow_ms)} × ${m.slow_reps}`;
+}
 export function fmtUs(us) {
   if (us === null || us === undefined || !Number.isFinite(us)) return '—';
   return Math.abs(us) >= 1000 ? `${fmtNum(us / 1000, 4)} ms` : `${fmtNum(us, 4)} µs`;
