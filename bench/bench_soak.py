@@ -114,6 +114,7 @@ def main():
               f"{a.runs} rounds, each point once per round in each program, {a.reps} reps a run, "
               f"trace_ops {a.trace_ops}")
         sl = {p: [] for p in points}
+        two = {p: 0 for p in points}  # streamlab's runs whose reps fell in two groups (result.rep_modes)
         rf = {p: [] for p in points}
         rf2 = {p: [] for p in points} if len(refs) > 1 else None  # --self-check: the second reference's runs
         counts = [("start", dict(proc_counts(srv.pid), cuda=cuda_counts(lab)))]
@@ -126,11 +127,12 @@ def main():
                                                           "label": f"soak {r + 1}"})
                 e = lab.finished(e["id"], f"streamlab {p}")
                 sl[p].append(e["result"]["total_ms"]["median"])
+                two[p] += bool(e["result"].get("rep_modes"))
                 if rf2 is not None:
                     rf2[p].append(ask_ref(refs[1], p, a.reps))
             counts.append((f"after round {r + 1}", dict(proc_counts(srv.pid), cuda=cuda_counts(lab))))
         if a.table:
-            return print_table(points, sl, rf, rf2, a.out, gpu, counts)
+            return print_table(points, sl, rf, rf2, a.out, gpu, counts, two)
         print(f"\n{'point':<22} {'sl 1-5':>8} {'sl last5':>9} {'last/first':>10} {'slope ms/run':>12} "
               f"{'ref 1-5':>8} {'ref last5':>9} {'last/first':>10} {'sl/ref':>7}")
         rows = []
@@ -180,15 +182,17 @@ def score(mine, ref):
     return a / b, abs(a / b - 1) <= 0.05, a > b
 
 
-def print_table(points, sl, rf, rf2, out, gpu, counts):
+def print_table(points, sl, rf, rf2, out, gpu, counts, two):
     """--table: per point the median of each program's run medians and their ratio, and the
     reference's own spread (its slowest run over its fastest): a miss where that spread is
-    over 5% too is marked as within the machine's noise (it still counts). The points
-    within 5% and those where streamlab is the slower. With rf2 (--self-check), the second
-    reference against the first, counted the same way."""
+    over 5% too is marked as within the machine's noise (it still counts). `2g`: how many of
+    streamlab's runs had their reps in two groups (result.rep_modes), a point whose median
+    is a coin the two programs draw apart. The points within 5% and those where streamlab is
+    the slower. With rf2 (--self-check), the second reference against the first, counted the
+    same way."""
     print(f"\n{'point':<22} {'streamlab runs (ms)':<36} {'reference runs (ms)':<36} {'sl/ref':>7} {'ref spread':>10}"
-          + (f" {'ref2/ref':>8}" if rf2 else ""))
-    rows, within, slower, noisy, within2, slower2 = [], 0, 0, 0, 0, 0
+          f" {'2g':>2}" + (f" {'ref2/ref':>8}" if rf2 else ""))
+    rows, within, slower, noisy, within2, slower2, coin = [], 0, 0, 0, 0, 0, 0
     for p in points:
         v, lg, s = p
         ratio, ok, slow = score(sl[p], rf[p])
@@ -196,6 +200,7 @@ def print_table(points, sl, rf, rf2, out, gpu, counts):
         within += ok
         slower += slow
         noisy += not ok and spread > 0.05
+        coin += not ok and two[p] > 0
         self_col = ""
         if rf2:
             ratio2, ok2, slow2 = score(rf2[p], rf[p])
@@ -204,13 +209,15 @@ def print_table(points, sl, rf, rf2, out, gpu, counts):
             self_col = f" {ratio2:8.3f}"
         mark = "" if ok else "  * (the reference's own runs spread more)" if spread > 0.05 else "  *"
         print(f"2^{lg} {v} x{s:<8} {' / '.join(f'{x:.3f}' for x in sl[p]):<36} "
-              f"{' / '.join(f'{x:.3f}' for x in rf[p]):<36} {ratio:7.3f} {100 * spread:9.1f}%{self_col}{mark}")
-        row = {"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p]}
+              f"{' / '.join(f'{x:.3f}' for x in rf[p]):<36} {ratio:7.3f} {100 * spread:9.1f}% {two[p]:2d}{self_col}{mark}")
+        row = {"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p],
+               "streamlab_runs_in_two_groups": two[p]}
         if rf2:
             row["ref2_ms"] = rf2[p]
         rows.append(row)
     print(f"\nwithin 5%: {within} of {len(points)} ({noisy} of the misses where the reference spread more than 5% "
-          f"itself); streamlab the slower at {slower} of {len(points)}")
+          f"itself, {coin} where a streamlab run's reps fell in two groups); streamlab the slower at {slower} of "
+          f"{len(points)}")
     if rf2:
         print(f"the reference against itself (a second process, same rounds): within 5% at {within2} of "
               f"{len(points)}; the second the slower at {slower2} of {len(points)}")
