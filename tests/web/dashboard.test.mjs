@@ -445,6 +445,13 @@ test('run detail: reps in two groups are told under the total, with how they lie
   await page.waitForSelector('#summary', { timeout: 10000 });
   check(!(await page.$('#rep-modes')), 'a run of one group has no such line', 'absent', 'present');
 
+  // the runs list marks its median with ▲, the groups on hover; the sim run's not
+  await open(page, '#/runs');
+  await page.waitForSelector('#runs-table', { timeout: 10000 });
+  const marks = await page.$$eval('#runs-table tbody tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.id, tr.querySelector('.modes-mark')?.title || null])));
+  check(/^two groups: .* × 5 and .* × 5: the median is neither$/.test(marks[id] || '') && marks[e.id] === null,
+    'the runs list marks the run of two groups, not the other', { [id]: 'two groups: … × 5 and … × 5: the median is neither', [e.id]: null }, { [id]: marks[id], [e.id]: marks[e.id] });
+
   // in a sweep: the point is a triangle carrying its groups, and its row says them
   const sw = await apiCall('POST', '/api/sweeps', { base: { variant: 'async_v1', size: 2 ** 22, reps: 10, warmup: 0, label: 'web-test modes sweep' }, axes: { streams: [2, 4] } });
   check(sw.status === 202, 'POST a sim sweep', 202, `${sw.status} ${sw.text}`);

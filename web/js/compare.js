@@ -12,7 +12,7 @@
 import { api } from './api.js';
 import {
   h, hashFor, fmtMs, fmtNum, fmtSize, fmtPct, shortId, machineChip, machineName, machineColor,
-  loadMachines, totalMs, OP_COLORS, OP_LABELS, errorBox, flatten, runSource, lighter,
+  loadMachines, totalMs, OP_COLORS, OP_LABELS, errorBox, flatten, runSource, lighter, modesMark, twoGroups,
 } from './ui.js';
 
 const CONFIG_FIELDS = ['variant', 'size', 'streams', 'chunks', 'kernel', 'kernel_iters', 'block_size', 'launch',
@@ -181,7 +181,8 @@ export async function render(root, ctx) {
             label: (it) => {
               const e = it.dataset.runs[it.dataIndex];
               const t = e?.result?.total_ms || {};
-              return `${it.dataset.label}: ${fmtMs(it.raw)} (${fmtMs(t.min)} … ${fmtMs(t.max)})${it.dataset.simulated ? ', simulated' : ''}`;
+              const groups = e?.result?.rep_modes ? `; ${twoGroups(e.result.rep_modes)}` : '';
+              return `${it.dataset.label}: ${fmtMs(it.raw)} (${fmtMs(t.min)} … ${fmtMs(t.max)}${groups})${it.dataset.simulated ? ', simulated' : ''}`;
             },
           },
         },
@@ -215,7 +216,7 @@ export async function render(root, ctx) {
           h('td', {}, c.label),
           sourceKeys.map((k) => {
             const e = pick(c, k);
-            return h('td', { class: 'num' }, e ? h('a', { href: hashFor('run', e.id) }, fmtMs(totalMs(e))) : '—',
+            return h('td', { class: 'num' }, e ? h('a', { href: hashFor('run', e.id) }, fmtMs(totalMs(e))) : '—', e ? modesMark(e.result) : null,
               e && c.bySource.get(k).length > 1 ? h('small', { class: 'muted' }, ` (${c.bySource.get(k).length} runs, newest)`) : '');
           }),
           multi ? sourceKeys.filter((k) => k !== baseSource).map((k) => {

@@ -8,7 +8,7 @@
 import { api } from './api.js';
 import {
   h, hashFor, fmtMs, fmtPct, fmtSize, fmtTime, shortId, statusBadge, machineChip, machineName,
-  totalMs, loadMachines, parseCount, VARIANTS, simBadge,
+  totalMs, loadMachines, parseCount, VARIANTS, simBadge, modesMark,
 } from './ui.js';
 import { PRESETS } from './submit.js';
 import { listExamples, examplesOffer, takeLastImport, importedNotice } from './examples.js';
@@ -167,7 +167,7 @@ export async function render(root, ctx) {
       h('td', { class: 'num' }, s.streams),
       h('td', { class: 'num' }, s.chunks),
       h('td', {}, statusBadge(e.status)),
-      h('td', { class: 'num nowrap' }, e.status === 'done' ? [fmtMs(t.median), h('small', { class: 'muted' }, t.max !== undefined ? ` ±${fmtMs((t.max - t.min) / 2)}` : '')] : ''),
+      h('td', { class: 'num nowrap' }, e.status === 'done' ? [fmtMs(t.median), h('small', { class: 'muted' }, t.max !== undefined ? ` ±${fmtMs((t.max - t.min) / 2)}` : ''), modesMark(r)] : ''),
       h('td', {}, e.status === 'done' ? bar(r.efficiency, 'eff') : ''),
       h('td', {}, e.status === 'done' ? bar(r.overlap, 'ovl') : ''),
       h('td', { class: 'label-cell' }, s.label || ''));

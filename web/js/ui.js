@@ -110,6 +110,11 @@ export function fmtMs(ms) {
 export function twoGroups(m) {
   return `two groups: ${fmtMs(m.fast_ms)} × ${m.fast_reps} and ${fmtMs(m.slow_ms)} × ${m.slow_reps}`;
 }
+// Beside a median in a list or table: ▲ where the run's reps fell in two groups, the groups on hover.
+export function modesMark(result) {
+  const m = result?.rep_modes;
+  return m ? h('span', { class: 'modes-mark', title: `${twoGroups(m)}: the median is neither` }, ' ▲') : null;
+}
 export function fmtUs(us) {
   if (us === null || us === undefined || !Number.isFinite(us)) return '—';
   return Math.abs(us) >= 1000 ? `${fmtNum(us / 1000, 4)} ms` : `${fmtNum(us, 4)} µs`;
