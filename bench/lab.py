@@ -1,7 +1,7 @@
 """lab.py — the bench scripts' client of a streamlab server they started (stdlib only)."""
 import json
-import statistics
 import socket
+import statistics
 import time
 import urllib.request
 
@@ -111,10 +111,6 @@ def free_port():
         return s.getsockname()[1]
 
 
-if __name__ == "__main__":  # `python3 bench/lab.py`: a free port, for the shell scripts
-    print(free_port())
-
-
 def trace_reps(path, reps, gap_ns=1_000_000):
     """bench/trace_acts.c's records of copies and kernels grouped into reps (apart by gap_ns), the
     last `reps` of the usual op count; each op (start ns, end ns, kind H|D|K|O, stream, channel)"""
@@ -133,3 +129,7 @@ def trace_reps(path, reps, gap_ns=1_000_000):
         end = o[1] if end is None else max(end, o[1])
     usual = statistics.median_low([len(g) for g in groups]) if groups else 0
     return [g for g in groups if len(g) == usual][-reps:]
+
+
+if __name__ == "__main__":  # `python3 bench/lab.py`: a free port, for the shell scripts
+    print(free_port())

@@ -118,6 +118,11 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* The median of n > 0 values sorted ascending. */
+static double median_sorted(const double *s, size_t n) {
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
 void stats_compute(const double *values, size_t n, stats_t *out) {
     memset(out, 0, sizeof *out);
     if (n == 0)
@@ -143,7 +148,7 @@ void stats_compute(const double *values, size_t n, stats_t *out) {
     qsort(sorted, n, sizeof *sorted, cmp_double);
     out->min = sorted[0];
     out->max = sorted[n - 1];
-    out->median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    out->median = median_sorted(sorted, n);
     free(sorted);
     /* the sum's rounding can put the mean of equal values an ulp outside them */
     out->mean = fmin(fmax(out->mean, out->min), out->max);
@@ -153,19 +158,18 @@ void stats_rep_modes(const double *rep_ms, int n, rep_modes_t *out) {
     memset(out, 0, sizeof *out);
     if (n < 6)
         return;
-    stats_t st;
-    stats_compute(rep_ms, (size_t)n, &st);
     double *t = malloc((size_t)n * sizeof *t);
     if (!t)
         return;
-    int m = 0;
-    for (int i = 0; i < n; i++)
-        if (rep_ms[i] <= 1.5 * st.median)
-            t[m++] = rep_ms[i];
+    memcpy(t, rep_ms, (size_t)n * sizeof *t);
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    double outlier = 1.5 * median_sorted(t, (size_t)n);
+    int m = n; /* the outliers are the sorted reps' tail */
+    while (m > 0 && t[m - 1] > outlier)
+        m--;
     int least = (int)ceil(REP_MODES_MIN_SHARE * m);
     if (least < 2)
         least = 2;
-    qsort(t, (size_t)m, sizeof *t, cmp_double);
     int cut = -1; /* the fast group is t[0..cut] */
     double gap = 0;
     for (int i = least - 1; i + least < m; i++)
@@ -174,19 +178,16 @@ void stats_rep_modes(const double *rep_ms, int n, rep_modes_t *out) {
             cut = i;
         }
     if (cut >= 0 && t[0] > 0 && gap > REP_MODES_GAP * t[0]) {
-        stats_t fast, slow;
-        stats_compute(t, (size_t)cut + 1, &fast);
-        stats_compute(t + cut + 1, (size_t)(m - cut - 1), &slow);
         out->two = true;
-        out->fast_ms = fast.median;
-        out->slow_ms = slow.median;
+        out->fast_ms = median_sorted(t, (size_t)cut + 1);
+        out->slow_ms = median_sorted(t + cut + 1, (size_t)(m - cut - 1));
         out->fast_reps = cut + 1;
         out->slow_reps = m - cut - 1;
         out->outliers = n - m;
         double bound = t[cut]; /* the fast group's slowest */
         bool in_slow = false;
         for (int i = 0; i < n; i++) {
-            if (rep_ms[i] > 1.5 * st.median)
+            if (rep_ms[i] > outlier)
                 continue; /* an outlier neither ends nor starts a stretch */
             bool slow_rep = rep_ms[i] > bound;
             if (slow_rep && !in_slow)
