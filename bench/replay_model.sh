@@ -3,10 +3,12 @@
 # prediction recorded in a streamlab database (say a bench-model run's model.db, copied off
 # the GPU machine) replayed through POST /api/predict on this machine, no GPU needed.
 # Each replay sends what the run's prediction used: its basis trace, the recorded host
-# costs, queued-copy saving, both-ways copy cost and kernel time per element, and the measuring machine's
-# device (its GPU's SMs, grid limits, copy engines, calibrated bidirectional derate).
-# OVERRIDES, a JSON object, is merged into every request to try the model otherwise, e.g.
-#   '{"device": {"connections": 28}}'   '{"kernel_ns_per_elem": 0}'
+# costs, queued-copy saving, both-ways copy cost and kernel time per element, the hardware
+# channels it modelled (recorded since 2026-11-26; older predictions ran 32 queues of stream %
+# 32) and the measuring machine's device (its GPU's SMs, grid limits, copy engines, calibrated
+# bidirectional derate). OVERRIDES, a JSON object, is merged into every request to try the
+# model otherwise, e.g. '{"device": {"connections": 8, "channel_pools": true}}' (an older
+# database under today's model), '{"kernel_ns_per_elem": 0}'
 # Prints recorded, replayed and measured totals per experiment; the last line says how
 # many replays gave the recorded prediction (within 1e-6) and the replayed model's error.
 set -eu
@@ -50,7 +52,11 @@ for mid, spec, extra, measured, recorded in rows:
         continue
     dev = {"copy_overlap_us": p["device"]["copy_overlap_us"],
            "bidir_copy_us": p["device"].get("bidir_copy_us", 0),  # absent before it was measured
-           "copy_switch_us": p["device"].get("copy_switch_us", 0)}
+           "copy_switch_us": p["device"].get("copy_switch_us", 0),
+           # the hardware channels it modelled; recorded since 2026-11-26, before which the
+           # model ran 32 queues of stream % 32
+           "connections": p["device"].get("connections", 32),
+           "channel_pools": p["device"].get("channel_pools", False)}
     g = gpus.get(mid, {}).get((spec.get("devices") or [0])[0])
     if g:  # the measuring GPU, as the run's prediction saw it (else this machine's)
         dev.update(sm_count=g["sm_count"], max_threads_per_sm=g["max_threads_per_sm"],

@@ -34,8 +34,16 @@ typedef struct sim {
     size_t n;
     int nqueues;
     int *queue_head;      /* per queue: next op index not yet dispatched, or -1 */
+    int *queue_tail;      /* per queue: the last op put in it, or -1 */
+    int *chan_last;       /* channel pools, per kernel channel: the last kernel launched into it */
+    long *chan_used;      /* channel pools, per kernel channel: when (launch count) it was last used */
+    long launches;
     int *queue_next;      /* per op: next op in the same queue */
     int nengines;         /* copy engines per device used by the model: 1 or 2 */
+    int per_dev;          /* queues per device */
+    int copy_channels;    /* channel pools: copy channels per direction (0: stream % connections queues) */
+    int kernel_channels;  /* channel pools: kernel channels */
+    int *engine_chan;     /* channel pools: per engine, the channel it served last (queue index) */
     int *engine_fifo;     /* per device*engine: ring of dispatched copies (indices) */
     size_t *engine_head, *engine_tail;
     int *engine_running;  /* op index or -1 */
@@ -58,16 +66,20 @@ static bool is_copy(plan_kind_t k) {
 void model_default_device(model_device_t *d) {
     d->copy_engines = 2;       /* one per direction */
     d->bidir_derate = 50.2 / 54.5; /* H100: 54.5 GB/s alone, 50.2 GB/s each way together (DESIGN.md) */
-    /* Hardware queues that streams share. CUDA's CUDA_DEVICE_MAX_CONNECTIONS defaults to 8,
-     * but the textbook false dependency with 8 queues does not show on the lent H100
-     * (2026-11-23, async_v2, 2^25, 16 streams: 3.02 ms measured, 4.13 ms predicted with 8
-     * queues, 3.08 with 32; the GPU itself gave 3.01 and 3.08 ms with the variable set to 8
-     * and 32), so the model's default is the effective 32. STREAMLAB_MODEL_CONNECTIONS
-     * overrides it. */
-    d->connections = 32;
+    /* The hardware channels streams' work runs from: CUDA_DEVICE_MAX_CONNECTIONS, 8 by
+     * default, taken as pools per kind of op (channel_pools; model.h). The lent H100s and
+     * H200s (driver 580, CUPTI's channel ids, 2026-11-25) ran every H2D of a pipeline from
+     * one of 4 channels, every D2H from 4 others, every kernel from 8 more. The model had
+     * stood in 32 queues of stream % 32 for them, which put 2^25 async_v2 x128 12% too slow
+     * and could not say why it was slow at all. STREAMLAB_MODEL_CONNECTIONS overrides the
+     * count; STREAMLAB_MODEL_QUEUES=1 gives the queues instead of the pools (with 32
+     * connections: the model before 2026-11-26, for comparisons). */
+    d->connections = 8;
     const char *env = getenv("STREAMLAB_MODEL_CONNECTIONS");
     if (env && atoi(env) >= 1 && atoi(env) <= 1024)
         d->connections = atoi(env);
+    env = getenv("STREAMLAB_MODEL_QUEUES");
+    d->channel_pools = !(env && atoi(env) == 1);
     /* A copy's fixed cost (descriptor fetch, the first PCIe round trip) overlaps the
      * transfer of the copy before it when it waits behind it on the same engine. The
      * lent H100's isolated 256 KB copies take 9-12 us by events against 4.8 us of
@@ -170,6 +182,43 @@ static bool deps_done(const sim_t *s, size_t i) {
     return ready_time(s, i) <= s->now + EPS;
 }
 
+/* Put op i at the tail of queue q. */
+static void enqueue(sim_t *s, int i, int q) {
+    s->st[i].queue = q;
+    if (s->queue_tail[q] >= 0)
+        s->queue_next[s->queue_tail[q]] = i;
+    if (s->queue_head[q] < 0) /* empty, or all it held has left (a kernel put in at launch) */
+        s->queue_head[q] = i;
+    s->st[i].prev_queue = s->queue_tail[q];
+    s->queue_tail[q] = i;
+}
+
+/* Channel pools: the kernel channel the driver puts kernel i in as the host launches it:
+ * a channel that has taken in all its kernels (none waits in it) if there is one, the one
+ * whose last kernel ended longest ago first; else the least recently used. (Lent H100,
+ * driver 580, CUPTI's channel ids and launch times of 2^25 v1/v2 pipelines of 32-128
+ * streams: every launch made while such a channel existed went to one; 97-99% of the
+ * others went to the least recently used; the choice among several idle ones fits 82-95%
+ * of all launches this way, CUDA's own work between reps not being in the records.) */
+static void launch_channel(sim_t *s, int i) {
+    const model_op_t *op = &s->in->ops[i];
+    int first = op->device * s->per_dev + 2 * s->copy_channels, pick = -1;
+    double pick_key = 0;
+    bool pick_idle = false;
+    for (int c = 0; c < s->kernel_channels; c++) {
+        int q = first + c, last = s->chan_last[q];
+        bool idle = s->queue_head[q] < 0;
+        /* idle: when its last kernel ended (one still running: later than any that ended);
+         * busy: when it was last used */
+        double key = !idle ? (double)s->chan_used[q] : last < 0 ? -NEVER : s->st[last].done ? s->st[last].end : NEVER;
+        if (pick < 0 || (idle && !pick_idle) || (idle == pick_idle && key < pick_key))
+            pick = q, pick_idle = idle, pick_key = key;
+    }
+    s->chan_last[pick] = i;
+    s->chan_used[pick] = s->launches++;
+    enqueue(s, i, pick);
+}
+
 static int prepare(sim_t *s, sl_error_t *err) {
     const model_input_t *in = s->in;
     size_t n = in->count;
@@ -180,11 +229,19 @@ static int prepare(sim_t *s, sl_error_t *err) {
     /* queues: Hyper-Q: connections per device (+1 for the default stream);
      *         pre-Hyper-Q: one per engine (copy engines + compute) per device */
     int per_dev = hyperq ? conns + 1 : s->nengines + 1;
+    if (hyperq && in->dev.channel_pools) {
+        s->kernel_channels = conns;
+        s->copy_channels = conns / 2 > 1 ? conns / 2 : 1;
+        per_dev = 2 * s->copy_channels + s->kernel_channels + 1;
+    }
+    s->per_dev = per_dev;
     s->nqueues = per_dev * ndev;
     s->st = calloc(n ? n : 1, sizeof *s->st);
     s->queue_head = malloc((size_t)s->nqueues * sizeof(int));
     s->queue_next = malloc((n ? n : 1) * sizeof(int));
-    int *queue_tail = malloc((size_t)s->nqueues * sizeof(int));
+    s->queue_tail = malloc((size_t)s->nqueues * sizeof(int));
+    s->chan_last = malloc((size_t)s->nqueues * sizeof(int));
+    s->chan_used = malloc((size_t)s->nqueues * sizeof(long));
     size_t neng = (size_t)(s->nengines * ndev);
     s->engine_fifo = malloc(neng * (n ? n : 1) * sizeof(int));
     s->engine_head = calloc(neng, sizeof(size_t));
@@ -192,23 +249,27 @@ static int prepare(sim_t *s, sl_error_t *err) {
     s->engine_running = malloc(neng * sizeof(int));
     s->engine_freed = malloc(neng * sizeof(double));
     s->engine_last = malloc(neng * sizeof(int));
+    s->engine_chan = malloc(neng * sizeof(int));
     s->active = malloc((n ? n : 1) * sizeof(int));
     /* last op per (device, stream): streams are small ints; default stream uses slot 0 */
     int nslots = SPEC_MAX_STREAMS + 2;
     int *last_in_stream = malloc((size_t)ndev * (size_t)nslots * sizeof(int));
     int *last_record = malloc((size_t)(in->events > 0 ? in->events : 1) * sizeof(int));
     int *last_legacy = malloc((size_t)ndev * sizeof(int));
-    if (!s->st || !s->queue_head || !s->queue_next || !queue_tail || !s->engine_fifo || !s->engine_head ||
-        !s->engine_tail || !s->engine_running || !s->engine_freed || !s->engine_last || !s->active || !last_in_stream || !last_record || !last_legacy) {
-        free(queue_tail); free(last_in_stream); free(last_record); free(last_legacy);
+    if (!s->st || !s->queue_head || !s->queue_next || !s->queue_tail || !s->chan_last || !s->chan_used || !s->engine_fifo || !s->engine_head ||
+        !s->engine_tail || !s->engine_running || !s->engine_freed || !s->engine_last || !s->engine_chan || !s->active || !last_in_stream || !last_record || !last_legacy) {
+        free(last_in_stream); free(last_record); free(last_legacy);
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory in the model");
     }
-    for (int q = 0; q < s->nqueues; q++)
-        s->queue_head[q] = queue_tail[q] = -1;
+    for (int q = 0; q < s->nqueues; q++) {
+        s->queue_head[q] = s->queue_tail[q] = s->chan_last[q] = -1;
+        s->chan_used[q] = -1;
+    }
     for (size_t e = 0; e < neng; e++) {
         s->engine_running[e] = -1;
         s->engine_freed[e] = -NEVER;
         s->engine_last[e] = -1;
+        s->engine_chan[e] = -1;
     }
     for (int i = 0; i < ndev * nslots; i++)
         last_in_stream[i] = -1;
@@ -217,7 +278,8 @@ static int prepare(sim_t *s, sl_error_t *err) {
     for (int d = 0; d < ndev; d++)
         last_legacy[d] = -1;
 
-    int rc = SL_OK;
+    int *copies = calloc((size_t)ndev * 2, sizeof(int)); /* channel pools: copies per device and direction */
+    int rc = copies ? SL_OK : sl_error_set(err, SL_E_NOMEM, "", "out of memory in the model");
     int run_start = -1; /* pre-Hyper-Q: first kernel of the current back-to-back run */
     int run_dev = -1;
     for (size_t i = 0; i < n && rc == SL_OK; i++) {
@@ -287,19 +349,27 @@ static int prepare(sim_t *s, sl_error_t *err) {
             run_start = -1;
         }
         int q;
-        if (hyperq)
+        if (s->copy_channels > 0) {
+            /* channel pools: each copy takes its direction's channels in turn, over the
+             * whole plan, not per stream (11,645 of 11,648 copies on a lent H100); a kernel
+             * takes its channel when the host launches it (launch_channel); the default
+             * stream keeps a queue of its own */
+            int base = op->device * per_dev;
+            if (op->stream == PLAN_STREAM_DEFAULT)
+                q = base + per_dev - 1;
+            else if (is_copy(op->kind)) {
+                int dir = op->kind == PLAN_D2H;
+                q = base + dir * s->copy_channels + copies[op->device * 2 + dir]++ % s->copy_channels;
+            } else
+                q = -1;
+        } else if (hyperq)
             q = op->device * (conns + 1) + (op->stream == PLAN_STREAM_DEFAULT ? conns : op->stream % conns);
         else
             q = op->device * (s->nengines + 1) + (op->kind == PLAN_KERNEL ? s->nengines : o->engine % s->nengines);
-        o->queue = q;
-        if (queue_tail[q] < 0)
-            s->queue_head[q] = (int)i;
-        else
-            s->queue_next[queue_tail[q]] = (int)i;
-        o->prev_queue = queue_tail[q];
-        queue_tail[q] = (int)i;
+        if (q >= 0)
+            enqueue(s, (int)i, q);
     }
-    free(queue_tail);
+    free(copies);
     free(last_in_stream);
     free(last_record);
     free(last_legacy);
@@ -309,6 +379,9 @@ static int prepare(sim_t *s, sl_error_t *err) {
 static void sim_free(sim_t *s) {
     free(s->st);
     free(s->queue_head);
+    free(s->queue_tail);
+    free(s->chan_last);
+    free(s->chan_used);
     free(s->queue_next);
     free(s->engine_fifo);
     free(s->engine_head);
@@ -316,7 +389,38 @@ static void sim_free(sim_t *s) {
     free(s->engine_running);
     free(s->engine_freed);
     free(s->engine_last);
+    free(s->engine_chan);
     free(s->active);
+}
+
+/* Channel pools: is queue q one of a device's copy channels? */
+static bool is_copy_channel(const sim_t *s, int q) {
+    return s->copy_channels > 0 && q % s->per_dev < 2 * s->copy_channels;
+}
+
+/* Channel pools: the copy engine e serves its channels one at a time: it stays with the
+ * channel it served last while that channel's head is ready, else takes the next channel
+ * in turn whose head is ready (measured on the lent H100 by CUPTI's channel ids: with all
+ * H2Ds queued, the engine drains one channel before the next). The taken head leaves its
+ * channel; -1 when no head is ready. */
+static int take_from_channels(sim_t *s, int e) {
+    if (s->copy_channels <= 0)
+        return -1;
+    int dev = e / s->nengines, le = e % s->nengines;
+    int first = dev * s->per_dev + (s->nengines == 2 ? le * s->copy_channels : 0);
+    int count = s->nengines == 2 ? s->copy_channels : 2 * s->copy_channels;
+    int cur = s->engine_chan[e] >= 0 ? s->engine_chan[e] - first : 0;
+    for (int k = 0; k < count; k++) {
+        int q = first + (cur + k) % count; /* k == 0: the channel it served last */
+        int h = s->queue_head[q];
+        if (h < 0 || !deps_done(s, (size_t)h))
+            continue;
+        s->queue_head[q] = s->queue_next[h];
+        s->st[h].dispatched = true;
+        s->engine_chan[e] = q;
+        return h;
+    }
+    return -1;
 }
 
 /* Dispatch every queue head whose dependencies are met, in issue order. */
@@ -327,7 +431,7 @@ static bool dispatch_ready(sim_t *s) {
         int best = -1;
         for (int q = 0; q < s->nqueues; q++) {
             int h = s->queue_head[q];
-            if (h >= 0 && deps_done(s, (size_t)h) && (best < 0 || h < best))
+            if (h >= 0 && !is_copy_channel(s, q) && deps_done(s, (size_t)h) && (best < 0 || h < best))
                 best = h;
         }
         if (best < 0)
@@ -347,9 +451,13 @@ static bool dispatch_ready(sim_t *s) {
     /* start copies on idle engines */
     int neng = s->nengines * (s->in->devices > 0 ? s->in->devices : 1);
     for (int e = 0; e < neng; e++) {
-        if (s->engine_running[e] >= 0 || s->engine_head[e] == s->engine_tail[e])
+        if (s->engine_running[e] >= 0)
             continue;
-        int i = s->engine_fifo[(size_t)e * s->in->count + s->engine_head[e]++];
+        int i;
+        if (s->engine_head[e] != s->engine_tail[e])
+            i = s->engine_fifo[(size_t)e * s->in->count + s->engine_head[e]++];
+        else if ((i = take_from_channels(s, e)) < 0)
+            continue;
         s->engine_running[e] = i;
         s->st[i].running = true;
         s->active[s->nactive++] = i;
@@ -498,6 +606,8 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
                 o->issued = true;
                 waiting = -1;
             } else {
+                if (o->queue < 0 && op->kind == PLAN_KERNEL && s.copy_channels > 0)
+                    launch_channel(&s, (int)hi);
                 host_t += cost;
                 o->issued = true;
                 o->submit = host_t;

@@ -4,14 +4,24 @@
  * operations in host issue order on a modelled GPU:
  *   - the host submits one op at a time, paying a submission cost per call; a blocking
  *     op (cudaMemcpy, pageable copies) holds the host until it completes;
- *   - streams map onto `connections` hardware queues (stream % connections); the head of
- *     a queue is dispatched when its stream predecessor and awaited events are done, and
- *     nothing behind a waiting head moves (false dependencies past `connections` streams);
- *     with connections == 1 (pre-Hyper-Q) the queues are per engine instead, and a run of
- *     kernels issued back to back signals completion only when the run ends;
- *   - copies run on copy engines in dispatch order: one engine per direction when
- *     copy_engines >= 2 (both directions at once run at bidir_derate of their alone
- *     speed), a single shared engine otherwise;
+ *   - work runs from hardware channels, each strictly in order: the head of a channel
+ *     starts when its stream predecessor and awaited events are done, and nothing behind a
+ *     waiting head moves. With channel_pools (the default, as the lent H100s and H200s ran:
+ *     CUPTI's channel ids) the channels are pools per kind of op: connections / 2 a copy
+ *     direction, each copy taking its direction's channels in turn; `connections` for
+ *     kernels, a kernel taking, as the host launches it, a channel with no kernel waiting
+ *     in it (the one whose last kernel ended longest ago), else the least recently used.
+ *     So a kernel can sit behind another stream's kernel still waiting for its H2D: the
+ *     holding behind the many-stream pipelines' slow runs. Without it, a queue per
+ *     stream % connections holds every kind of op. With connections == 1 (pre-Hyper-Q)
+ *     the queues are per engine instead, and a run of kernels issued back to back
+ *     signals completion only when the run ends; the default stream has a queue of its own;
+ *   - copies run on copy engines: one engine per direction when copy_engines >= 2 (both
+ *     directions at once run at bidir_derate of their alone speed), a single shared engine
+ *     otherwise. With channel_pools an engine stays on the channel it served last while
+ *     that channel's head is ready, else moves to the next channel by number whose head is
+ *     (with every H2D queued, it drains one channel, then the next); otherwise copies run
+ *     in dispatch order;
  *   - kernels share the SMs: each asks for the share of the GPU it uses alone, and
  *     earlier kernels are served first (the block scheduler's order); a kernel given less
  *     than it asks runs proportionally slower. The share is sat_us / alone_us where the
@@ -35,7 +45,10 @@ extern "C" {
 typedef struct model_device {
     int copy_engines;        /* 1: shared by both directions; 2+: one per direction */
     double bidir_derate;     /* each direction's speed while both run, over its speed alone */
-    int connections;         /* hardware queues (CUDA_DEVICE_MAX_CONNECTIONS) */
+    int connections;         /* hardware channels (CUDA_DEVICE_MAX_CONNECTIONS); 1: pre-Hyper-Q */
+    bool channel_pools;      /* true: the channels are pools per kind of op (connections kernel
+                              * channels, connections / 2 copy channels a direction); false: a
+                              * queue per stream % connections, every kind of op in it */
     double copy_overlap_us;  /* a copy queued behind another on its engine saves this much */
     double bidir_copy_us;    /* a copy that starts while the other direction copies costs this
                               * much more (alone-µs): its fixed cost grows, beyond the derate */

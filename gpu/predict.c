@@ -266,7 +266,7 @@ int predict_params_override(json_t *device, json_t *host, predict_params_t *p, s
     if (device) {
         static const char *const fields[] = {"copy_engines", "bidirectional_derate", "connections", "sm_count",
                                              "max_threads_per_sm", "max_blocks_per_sm", "copy_overlap_us",
-                                             "bidir_copy_us", "copy_switch_us"};
+                                             "bidir_copy_us", "copy_switch_us", "channel_pools"};
         if ((rc = known_fields_only(device, "device", fields, (int)(sizeof fields / sizeof fields[0]), err)) ||
             (rc = override_num(device, "device", "copy_engines", 1, 16, true, &ce, err)) ||
             (rc = override_num(device, "device", "bidirectional_derate", 0.05, 1, false, &p->dev.bidir_derate, err)) ||
@@ -278,6 +278,11 @@ int predict_params_override(json_t *device, json_t *host, predict_params_t *p, s
             (rc = override_num(device, "device", "bidir_copy_us", 0, 1000, false, &p->dev.bidir_copy_us, err)) ||
             (rc = override_num(device, "device", "copy_switch_us", 0, 1000, false, &p->dev.copy_switch_us, err)))
             return rc;
+        json_t *pools = json_object_get(device, "channel_pools");
+        if (pools && !json_is_boolean(pools))
+            return sl_error_set(err, SL_E_INVALID, "device.channel_pools", "device.channel_pools must be true or false");
+        if (pools)
+            p->dev.channel_pools = json_is_true(pools);
     }
     p->dev.copy_engines = (int)ce;
     p->dev.connections = (int)conn;

@@ -181,7 +181,7 @@ int sim_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, res
     model_device_t md; /* the hardware queues the model gave the streams (its default, or
                         * STREAMLAB_MODEL_CONNECTIONS), as sim_simulate_plan's input had them */
     model_default_device(&md);
-    out->extra = json_pack("{s:s, s:s, s:i, s:b}", "device", dev.name, "model", "engine-queue",
-                           "connections", md.connections, "deterministic", 1);
+    out->extra = json_pack("{s:s, s:s, s:i, s:b, s:b}", "device", dev.name, "model", "engine-queue",
+                           "connections", md.connections, "channel_pools", md.channel_pools, "deterministic", 1);
     return SL_OK;
 }

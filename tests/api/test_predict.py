@@ -158,6 +158,24 @@ def test_one_hardware_queue_breadth_first_on_one_stream_is_serial(lab):
           p["total_ms"], "async_v2, 1 stream, 1 connection")
 
 
+def test_channel_pools_override_is_used(lab):
+    """Breadth-first over 8 streams on 2 hardware channels. As a queue per stream % 2 (the
+    model before the pools), each queue holds its streams' H2Ds, then their kernels, then
+    their D2Hs, so a kernel waits for the last H2D of its queue; as pools (the default)
+    copies and kernels have channels of their own and a kernel waits only for its own H2D
+    and the kernel ahead of it, so the pools predict the shorter pipeline. The answer says
+    which it modelled."""
+    body = {"trace": make_trace(CHUNKS), "variant": "async_v2", "streams": [8], "chunks": "trace"}
+    pools = predict(lab[0], dict(body, device={"connections": 2}))
+    queues = predict(lab[0], dict(body, device={"connections": 2, "channel_pools": False}))
+    default = predict(lab[0], body)
+    check(pools["device"]["channel_pools"] is True and default["device"]["channel_pools"] is True, True,
+          (pools["device"], default["device"]), "device.channel_pools by default")
+    check(queues["device"]["channel_pools"] is False, False, queues["device"], "device.channel_pools: false")
+    a, b = pools["predictions"][0]["total_ms"], queues["predictions"][0]["total_ms"]
+    check(a < b, f"less than the queues' {b} ms", a, "8 streams breadth-first on 2 channels as pools")
+
+
 def test_copy_overlap_override_is_used(lab):
     """Breadth-first issue queues every H2D behind the one before it: each hides
     copy_overlap_us of its time, so a larger saving predicts a shorter pipeline."""
@@ -268,10 +286,13 @@ def test_predict_true_records_a_replayable_prediction(lab):
         want = "bytes" if o["op"] in ("h2d", "d2h") else "blocks"
         check(isinstance(o.get(want), int) and o[want] > 0, f"{o['op']} with {want} > 0", o, "basis_trace op")
     device = p["device"]
-    check(isinstance(device, dict) and set(device) == {"copy_overlap_us", "bidir_copy_us", "copy_switch_us"}
-          and all(is_number(v) and 0 <= v <= 1000 for v in device.values()),
-          "{copy_overlap_us, bidir_copy_us, copy_switch_us} within what POST /api/predict takes", device,
-          "extra.prediction.device")
+    costs = {k: v for k, v in device.items() if k not in ("connections", "channel_pools")}
+    check(isinstance(device, dict) and set(costs) == {"copy_overlap_us", "bidir_copy_us", "copy_switch_us"}
+          and all(is_number(v) and 0 <= v <= 1000 for v in costs.values())
+          and isinstance(device.get("connections"), int) and 1 <= device["connections"] <= 32
+          and isinstance(device.get("channel_pools"), bool),
+          "{copy_overlap_us, bidir_copy_us, copy_switch_us, connections, channel_pools} within what POST /api/predict "
+          "takes", device, "extra.prediction.device")
     check(is_number(p["kernel_ns_per_elem"]) and p["kernel_ns_per_elem"] > 0, "> 0: the sim's calibration",
           p["kernel_ns_per_elem"], "extra.prediction.kernel_ns_per_elem")
     replay = predict(srv, {"trace": p["basis_trace"], "host": host, "device": device, "variant": spec["variant"],
@@ -339,6 +360,8 @@ BAD = [  # (name, body or f(experiments), field; None: no field)
     ("device-not-object", {"trace": GOOD, "device": 2}, "device"),
     ("device-unknown-field", {"trace": GOOD, "device": {"engines": 2}}, "device"),
     ("copy-engines-0", {"trace": GOOD, "device": {"copy_engines": 0}}, "device.copy_engines"),
+    ("channel-pools-a-number", {"trace": GOOD, "device": {"channel_pools": 1}}, "device.channel_pools"),
+    ("channel-pools-null", {"trace": GOOD, "device": {"channel_pools": None}}, "device.channel_pools"),
     ("copy-engines-17", {"trace": GOOD, "device": {"copy_engines": 17}}, "device.copy_engines"),
     ("derate-2", {"trace": GOOD, "device": {"bidirectional_derate": 2}}, "device.bidirectional_derate"),
     ("sm-count-fraction", {"trace": GOOD, "device": {"sm_count": 13.5}}, "device.sm_count"),

@@ -18,6 +18,8 @@ static model_input_t input(model_op_t *ops, size_t n, int copy_engines, int conn
     model_default_device(&in.dev);
     in.dev.copy_engines = copy_engines;
     in.dev.connections = connections;
+    in.dev.channel_pools = false; /* a queue per stream % connections: pencil-checkable (the
+                                   * pools have tests of their own, pools_input) */
     in.dev.bidir_derate = 1.0;
     in.dev.copy_overlap_us = 0; /* copies take their alone time even back to back */
     in.host = (model_host_t){0};
@@ -791,6 +793,67 @@ TEST(copies_from_another_stream_pay_the_switch) {
     timeline_free(&tl);
 }
 
+/* Channel pools (the default): copies take their direction's channels in turn, and the
+ * engine stays on the channel it served last while that channel's head is ready. Eight
+ * H2Ds of 10, streams 0-7, all issued at 0, 8 connections: 4 H2D channels, copy i in
+ * channel i % 4; the engine drains channel 0 (0, 4), then 1 (1, 5), 2, 3: starts 0, 20,
+ * 40, 60 for copies 0-3 and 10, 30, 50, 70 for 4-7. A queue per stream runs them in issue
+ * order, copy i at 10 i. */
+TEST(pools_the_copy_engine_drains_a_channel_then_the_next) {
+    model_op_t ops[8];
+    for (int i = 0; i < 8; i++)
+        ops[i] = op(PLAN_H2D, i, i, 10);
+    model_input_t in = input(ops, 8, 2, 8);
+    in.dev.channel_pools = true;
+    timeline_t tl;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, model_simulate(&in, &tl, &err));
+    for (int i = 0; i < 8; i++)
+        CHECK_NEAR(i < 4 ? 20.0 * i : 20.0 * (i - 4) + 10, find(&tl, OP_H2D, i)->start_us, 1e-9);
+    timeline_free(&tl);
+    in.dev.channel_pools = false;
+    CHECK_INT(SL_OK, model_simulate(&in, &tl, &err));
+    for (int i = 0; i < 8; i++)
+        CHECK_NEAR(10.0 * i, find(&tl, OP_H2D, i)->start_us, 1e-9);
+    timeline_free(&tl);
+}
+
+/* Channel pools: a kernel launched while a kernel channel has no kernel waiting in it goes
+ * there; else to the least recently used channel, where it waits behind whatever waits
+ * there, another stream's kernel too. 3 connections: 3 kernel channels, 1 copy channel a
+ * direction. H0 100, then kernels of 5 (each filling the GPU) on streams 0-3, launches
+ * costing 10: K0 (at 0) takes c0 and waits for H0; K1 (10) takes c1, runs 20-25; K2 (20)
+ * takes c2 (c1's K1 still waits for its launch to end), runs 30-35; K3 (30) finds c1 idle
+ * and runs 40-45, where the least recently used, c0, would have held it behind K0 until
+ * 105. With 2 connections K2 has no idle channel and waits in c0 behind K0 until 105,
+ * its own stream free from 30. */
+TEST(pools_a_kernel_takes_an_idle_channel_else_waits_behind_another_streams) {
+    model_op_t ops[5] = {op(PLAN_H2D, 0, 0, 100), op(PLAN_KERNEL, 0, 0, 5), op(PLAN_KERNEL, 1, 1, 5),
+                         op(PLAN_KERNEL, 2, 2, 5), op(PLAN_KERNEL, 3, 3, 5)};
+    model_input_t in = input(ops, 5, 2, 3);
+    in.dev.channel_pools = true;
+    in.host.kernel_launch_us = 10;
+    timeline_t tl;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, model_simulate(&in, &tl, &err));
+    CHECK_NEAR(20.0, find(&tl, OP_KERNEL, 1)->start_us, 1e-9);
+    CHECK_NEAR(30.0, find(&tl, OP_KERNEL, 2)->start_us, 1e-9);
+    CHECK_NEAR(40.0, find(&tl, OP_KERNEL, 3)->start_us, 1e-9);
+    CHECK_NEAR(100.0, find(&tl, OP_KERNEL, 0)->start_us, 1e-9);
+    timeline_free(&tl);
+
+    /* 2 connections: K2 (at 20) finds no channel idle (K1 has not reached its channel's
+     * head yet) and takes the least recently used, c0, behind K0 */
+    in = input(ops, 4, 2, 2);
+    in.dev.channel_pools = true;
+    in.host.kernel_launch_us = 10;
+    CHECK_INT(SL_OK, model_simulate(&in, &tl, &err));
+    CHECK_NEAR(20.0, find(&tl, OP_KERNEL, 1)->start_us, 1e-9);
+    CHECK_NEAR(100.0, find(&tl, OP_KERNEL, 0)->start_us, 1e-9);
+    CHECK_NEAR(105.0, find(&tl, OP_KERNEL, 2)->start_us, 1e-9);
+    timeline_free(&tl);
+}
+
 /* The default simulated device is the embedded lent-H100 profile: its name says so, its
  * uuid (and so a sim machine's id) is what it was before profiles, and every embedded
  * profile loads as a machine the model can stand in for. */
@@ -877,8 +940,8 @@ TEST(memset_arrays_copy_slower_to_the_device) {
     result_free(&r);
 }
 
-/* A simulated result says how many hardware queues its streams were given, as the model
- * ran it (it had said 8 while the model ran 32). */
+/* A simulated result says how many hardware channels its streams were given and whether
+ * as pools, as the model ran it (it had said 8 while the model ran 32). */
 TEST(a_simulated_result_names_the_models_queue_count) {
     machine_info_t m;
     spec_t s;
@@ -890,6 +953,7 @@ TEST(a_simulated_result_names_the_models_queue_count) {
     sl_error_t err = {0};
     CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
     CHECK_INT(md.connections, (long long)json_integer_value(json_object_get(r.extra, "connections")));
+    CHECK(json_is_true(json_object_get(r.extra, "channel_pools")) == md.channel_pools);
     result_free(&r);
 }
 
@@ -1111,6 +1175,8 @@ static const check_test_t tests[] = {
     TEST_ENTRY(a_basis_trace_is_the_median_of_its_reps),
     TEST_ENTRY(queued_copies_overlap_their_setup),
     TEST_ENTRY(copies_from_another_stream_pay_the_switch),
+    TEST_ENTRY(pools_the_copy_engine_drains_a_channel_then_the_next),
+    TEST_ENTRY(pools_a_kernel_takes_an_idle_channel_else_waits_behind_another_streams),
     TEST_ENTRY(the_sim_is_the_h100_profile),
     TEST_ENTRY(machines_read_back_from_json),
     TEST_ENTRY(memset_arrays_copy_slower_to_the_device),
