@@ -684,6 +684,14 @@ int main(void) {
         CHECK(c->kernel_ns_per_elem[KERNEL_BLOG] > 0 && c->kernel_ns_per_elem[KERNEL_FILL] > 0 &&
                   c->kernel_ns_per_elem[KERNEL_COMPUTE] > 0,
               "calibrate %d: expected positive kernel times", i);
+        /* host costs from the seeds' 2^22 over 256 streams, depth-first: a chunk (two copies
+         * and a launch) within 1-100 us (the lent hosts: 6.9-8.3) */
+        double chunk = 2 * c->copy_submit_us + c->kernel_launch_us;
+        printf("calibration %d: host copy %.2f us, launch %.2f: %.2f us a chunk\n", i, c->copy_submit_us,
+               c->kernel_launch_us, chunk);
+        CHECK(c->copy_submit_us > 0 && c->kernel_launch_us > 0 && chunk > 1 && chunk < 100,
+              "calibrate %d: expected positive host costs, a chunk of 1-100 us, got copy %.2f launch %.2f", i,
+              c->copy_submit_us, c->kernel_launch_us);
     }
     if (machine.device_count < 2) {
         printf("  multi_gpu variant: not run (1 GPU here)\n");
