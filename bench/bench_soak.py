@@ -17,7 +17,7 @@ under streamlab's count.
 A benchmark: it prints, it asserts nothing.
 
 usage: bench_soak.py STREAMLAB_BIN REF_BIN [--table [--sizes 22,25] [--self-check]] [--runs N] [--reps N]
-                     [--trace-ops sampled|all] [--out DIR]"""
+                     [--trace-ops sampled|all] [--cpu N] [--out DIR]"""
 import argparse
 import json
 import os
@@ -28,7 +28,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import has_gpu, ref_median_ms, seed_points, start_server  # noqa: E402
+from lab import has_gpu, pin_to, ref_median_ms, seed_points, start_server  # noqa: E402
 
 POINTS = [  # (variant, log2 size, streams): issue 19's host-bound and two-mode points
     ("async_v2", 22, 256), ("async_v2", 22, 32), ("async_v1", 22, 128), ("async_v1", 25, 64), ("sequential", 25, 1)]
@@ -92,8 +92,13 @@ def main():
                     help="the experiments' trace_ops (sampled, the default, costs seconds a run at 64-256 streams)")
     ap.add_argument("--self-check", action="store_true",
                     help="--table: a second reference process, scored against the first as streamlab is")
+    ap.add_argument("--cpu", type=int, default=(os.cpu_count() or 1) - 1,
+                    help="the CPU both programs run on, one at a time (default the last, as bench_sim pins the "
+                         "reference; -1: unpinned): the host-bound points follow the host's pace, and an unpinned "
+                         "process's moves between CPUs move it")
     ap.add_argument("--out", default="build/bench")
     a = ap.parse_args()
+    cpu = a.cpu if a.cpu >= 0 else None
     points = seed_points(a.sizes) if a.table else POINTS
     if a.runs is None:
         a.runs = 3 if a.table else 20
@@ -101,8 +106,9 @@ def main():
     if not has_gpu():
         print("bench-soak: skipped (no GPU)")
         return 0
-    srv, lab, label = start_server(a.bin, "soak", a.out)
-    refs = [subprocess.Popen([a.ref, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    srv, lab, label = start_server(a.bin, "soak", a.out, cpu=cpu)
+    refs = [subprocess.Popen([a.ref, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+                             preexec_fn=pin_to(cpu))
             for _ in range(2 if a.table and a.self_check else 1)]
     try:
         health = lab.wait_health(label)
@@ -112,7 +118,7 @@ def main():
         gpu = lab.call("GET", "/api/machines/" + health["machine_id"])["gpus"][0]
         print(f"bench-soak: {gpu['name']} ({gpu['uuid']}), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
               f"{a.runs} rounds, each point once per round in each program, {a.reps} reps a run, "
-              f"trace_ops {a.trace_ops}")
+              f"trace_ops {a.trace_ops}, " + (f"both programs on CPU {cpu}" if cpu is not None else "unpinned"))
         sl = {p: [] for p in points}
         two = {p: 0 for p in points}  # streamlab's runs whose reps fell in two groups (result.rep_modes)
         rf = {p: [] for p in points}

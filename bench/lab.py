@@ -69,10 +69,18 @@ def ref_median_ms(answer, what):
     return float(words[1])
 
 
-def start_server(binary, name, out_dir, label=None):
+def pin_to(cpu):
+    """A preexec_fn that pins the child, and so every thread it starts, to CPU `cpu`; None
+    for None (unpinned)."""
+    import os
+    return None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu}))
+
+
+def start_server(binary, name, out_dir, label=None, cpu=None):
     """`binary serve` on a free port with a fresh store in a temporary folder, labelled
     LABEL (default bench-NAME-PID), its output into OUT_DIR/NAME-server.log: (process, Lab,
-    label). The caller waits with lab.wait_health(label) and terminates the process."""
+    label); pinned to CPU `cpu` where given. The caller waits with lab.wait_health(label)
+    and terminates the process."""
     import os
     import subprocess
     import tempfile
@@ -80,7 +88,7 @@ def start_server(binary, name, out_dir, label=None):
     tmp = tempfile.mkdtemp(prefix=f"{name}.")
     log = open(os.path.join(out_dir, f"{name}-server.log"), "w")
     srv = subprocess.Popen([binary, "serve", "--listen", f"127.0.0.1:{port}", "--db", os.path.join(tmp, f"{name}.db"),
-                            "--machine-label", label], stdout=log, stderr=subprocess.STDOUT)
+                            "--machine-label", label], stdout=log, stderr=subprocess.STDOUT, preexec_fn=pin_to(cpu))
     return srv, Lab(port), label
 
 
