@@ -856,6 +856,9 @@ test('submit a simulation of the H200: spec.sim_of is its id, and Runs, Run and 
   check(runBadge === 'sim of lent-h200', 'the run page marks the run as a simulation of lent-h200', 'sim of lent-h200', runBadge);
   const machineHead = await page.$eval('#machine-card h2', (el) => el.textContent);
   check(/Simulated machine/.test(machineHead) && /lent-h200/.test(machineHead), 'the machine card shows the simulated machine', 'Simulated machine lent-h200 …', machineHead);
+  const modelText = await page.$eval('#machine-card #sim-model', (el) => el.textContent).catch(() => null);
+  check(modelText && /8 connections/.test(modelText) && /4 channels for H2D/.test(modelText) && /8 for kernels/.test(modelText),
+    'the machine card says which model simulated the run: the channel pools, from result.extra', '… 8 connections … 4 channels for H2D … 8 for kernels …', modelText);
   await shot(page, '18-run-sim-of-h200');
   // the runs list: this run marked "sim of lent-h200", a run of this machine plain "sim"
   await open(page, '#/runs?label=web-test%20sim%20h200');

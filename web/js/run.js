@@ -22,6 +22,19 @@ const SPEC_ORDER = ['variant', 'size', 'streams', 'chunks', 'kernel', 'kernel_it
   'host_memory', 'default_stream', 'stream_flags', 'flush', 'driver_mode', 'timing', 'trace_ops', 'reps', 'warmup',
   'devices', 'backend', 'sim_of', 'predict', 'label', 'sync', 'host_share'];
 
+// What the model that simulated a run gave its streams (result.extra): the hardware channels as the
+// lent GPUs run them (pools per kind of op), or, in runs simulated before 2026-11-26, a queue per
+// stream % connections.
+function modelLine(extra) {
+  const n = extra?.connections;
+  if (!n) return 'Simulated by the engine-queue model.';
+  if (extra.channel_pools)
+    return `Simulated by the engine-queue model with CUDA's ${n} connections as the lent GPUs run them: `
+      + `${Math.max(1, Math.floor(n / 2))} channels for H2D, as many for D2H, ${n} for kernels; a kernel can wait in its channel `
+      + 'behind another stream\'s, the slow mode of many-stream pipelines. Points that run in two modes on a GPU get one here.';
+  return `Simulated by the engine-queue model with ${n} queues, one per stream % ${n} (the model before 2026-11-26).`;
+}
+
 // The first number under `key` anywhere in obj (machines carry calibration per device).
 function deepFind(obj, key, depth = 0) {
   if (!obj || typeof obj !== 'object' || depth > 4) return null;
@@ -438,15 +451,16 @@ function specAndMachine(e, machine, machines = []) {
   const target = simOf(e);
   const simulated = machines.find((m) => m.id === target) || null;
   const device = e.result && e.result.extra && e.result.extra.device;
+  const model = e.result?.backend === 'sim' ? h('p', { class: 'muted', id: 'sim-model' }, modelLine(e.result.extra)) : null;
   const machineCard = target
     ? h('div', { class: 'card', id: 'machine-card' },
       h('h2', {}, 'Simulated machine ', machineChip(target, simName(simulated, target)), h('span', { class: 'badge sim' }, 'not measured')),
       h('p', { class: 'muted' }, 'Run on the simulator of ', machineChip(e.machine_id, machine ? machineName(machine) : null),
         ` with the calibration of ${simName(simulated, target)}${device ? `, as ${device}` : ''}: simulated, not measured.`),
-      kv(rowsOf(simulated, target), 'machine-table'))
+      model, kv(rowsOf(simulated, target), 'machine-table'))
     : h('div', { class: 'card', id: 'machine-card' },
       h('h2', {}, 'Machine', isSimulated(e, machine) ? h('span', { class: 'badge sim' }, `simulated${device ? `: ${device}` : ''}`) : null),
-      kv(rowsOf(machine, e.machine_id), 'machine-table'));
+      model, kv(rowsOf(machine, e.machine_id), 'machine-table'));
   return h('section', { class: 'two-col' },
     h('div', { class: 'card' }, h('h2', {}, 'Spec (after defaults)'), kv(specRows, 'spec-table'), kv(times)),
     machineCard);
