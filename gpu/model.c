@@ -98,6 +98,10 @@ void model_default_device(model_device_t *d) {
     d->max_blocks_per_sm = 32;
 }
 
+int model_copy_channels(const model_device_t *d) {
+    return d->connections / 2 > 1 ? d->connections / 2 : 1;
+}
+
 void model_default_host(model_host_t *h) {
     h->copy_submit_us = 2.3;   /* cudaMemcpyAsync host cost, H100 host (issue 3) */
     h->kernel_launch_us = 4.0; /* kernel launch host cost, H100 host (issue 3) */
@@ -231,7 +235,7 @@ static int prepare(sim_t *s, sl_error_t *err) {
     int per_dev = hyperq ? conns + 1 : s->nengines + 1;
     if (hyperq && in->dev.channel_pools) {
         s->kernel_channels = conns;
-        s->copy_channels = conns / 2 > 1 ? conns / 2 : 1;
+        s->copy_channels = model_copy_channels(&in->dev);
         per_dev = 2 * s->copy_channels + s->kernel_channels + 1;
     }
     s->per_dev = per_dev;

@@ -108,6 +108,9 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err);
 
 /* The simulated H100 (sim backend defaults, measured on the lent H100s). */
 void model_default_device(model_device_t *d);
+/* With channel_pools: the copy channels a direction has (connections / 2, at least 1; the
+ * kernels have `connections`). */
+int model_copy_channels(const model_device_t *d);
 void model_default_host(model_host_t *h);
 /* The defaults above with what a device says of itself and its calibration measured:
  * copy engines (2 where unknown), SMs and their limits, the both-ways derate (at most

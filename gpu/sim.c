@@ -183,5 +183,9 @@ int sim_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, res
     model_default_device(&md);
     out->extra = json_pack("{s:s, s:s, s:i, s:b, s:b}", "device", dev.name, "model", "engine-queue",
                            "connections", md.connections, "channel_pools", md.channel_pools, "deterministic", 1);
+    if (out->extra && md.channel_pools && md.connections > 1) { /* the channels the pools held, per kind */
+        json_object_set_new(out->extra, "copy_channels", json_integer(model_copy_channels(&md)));
+        json_object_set_new(out->extra, "kernel_channels", json_integer(md.connections));
+    }
     return SL_OK;
 }

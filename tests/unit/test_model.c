@@ -954,6 +954,10 @@ TEST(a_simulated_result_names_the_models_queue_count) {
     CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
     CHECK_INT(md.connections, (long long)json_integer_value(json_object_get(r.extra, "connections")));
     CHECK(json_is_true(json_object_get(r.extra, "channel_pools")) == md.channel_pools);
+    CHECK_INT(md.channel_pools ? model_copy_channels(&md) : 0,
+              (long long)json_integer_value(json_object_get(r.extra, "copy_channels")));
+    CHECK_INT(md.channel_pools ? md.connections : 0,
+              (long long)json_integer_value(json_object_get(r.extra, "kernel_channels")));
     result_free(&r);
 }
 

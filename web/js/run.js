@@ -28,9 +28,9 @@ const SPEC_ORDER = ['variant', 'size', 'streams', 'chunks', 'kernel', 'kernel_it
 function modelLine(extra) {
   const n = extra?.connections;
   if (!n) return 'Simulated by the engine-queue model.';
-  if (extra.channel_pools)
+  if (extra.channel_pools && extra.copy_channels)
     return `Simulated by the engine-queue model with CUDA's ${n} connections as the lent GPUs run them: `
-      + `${Math.max(1, Math.floor(n / 2))} channels for H2D, as many for D2H, ${n} for kernels; a kernel can wait in its channel `
+      + `${extra.copy_channels} channels for H2D, as many for D2H, ${extra.kernel_channels} for kernels; a kernel can wait in its channel `
       + 'behind another stream\'s, the slow mode of many-stream pipelines. Points that run in two modes on a GPU get one here.';
   return `Simulated by the engine-queue model with ${n} queues, one per stream % ${n} (the model before 2026-11-26).`;
 }
