@@ -18,7 +18,6 @@ typedef struct op_state {
     double remaining;   /* alone-µs of work left */
     double demand;      /* kernels: share of the GPU it uses alone (model.h) */
     int prev_stream;    /* previous device op of the same stream and device, or -1 */
-    int prev_queue;     /* previous device op in the same hardware queue, or -1 */
     int event_src;      /* op that records the awaited event, or -1 */
     int legacy_barrier; /* blocking-stream op: the latest earlier legacy default op, or -1 */
     int batch_last;     /* pre-Hyper-Q kernels: last kernel of its back-to-back run */
@@ -193,7 +192,6 @@ static void enqueue(sim_t *s, int i, int q) {
         s->queue_next[s->queue_tail[q]] = i;
     if (s->queue_head[q] < 0) /* empty, or all it held has left (a kernel put in at launch) */
         s->queue_head[q] = i;
-    s->st[i].prev_queue = s->queue_tail[q];
     s->queue_tail[q] = i;
 }
 
@@ -290,7 +288,7 @@ static int prepare(sim_t *s, sl_error_t *err) {
         const model_op_t *op = &in->ops[i];
         op_state_t *o = &s->st[i];
         o->start = o->end = NEVER;
-        o->prev_stream = o->prev_queue = o->event_src = o->legacy_barrier = o->batch_last = -1;
+        o->prev_stream = o->event_src = o->legacy_barrier = o->batch_last = -1;
         o->engine = o->queue = -1;
         s->queue_next[i] = -1;
         if (op->device < 0 || op->device >= ndev) {
