@@ -38,7 +38,7 @@ bench-sim: $(BENCH_SIM_BIN)
 	    p=$${t##*/}; $(BENCH_SIM_BIN) --against $$t profiles/$${p%%-GPU-*}.json || exit 1; done; fi
 
 # Built like the service's kernels (same nvcc flags), but shares no code with it.
-$(BENCH_REF_BIN): bench/ref_overlap.cu
+$(BENCH_REF_BIN): bench/ref_overlap.cu bench/seed_kernel.cuh
 	@mkdir -p $(dir $@)
 	@if [ -z "$(NVCC)" ]; then echo "bench-gpu: nvcc not found"; exit 1; fi
 	$(NVCC) $(NVCCFLAGS) -o $@ $<
@@ -136,7 +136,7 @@ bench-order: $(BENCH_REF_BIN) $(BENCH_ORDER_LIB)
 # CUPTI's records, the hardware channels each kind of op ran from and the kernels held behind
 # another stream's kernel. BENCH_MODES_FLAGS: --points, --reps, --trials.
 BENCH_MODES_BIN := $(BUILD)/bench/probe_modes
-$(BENCH_MODES_BIN): bench/probe_modes.cu
+$(BENCH_MODES_BIN): bench/probe_modes.cu bench/seed_kernel.cuh
 	@mkdir -p $(dir $@)
 	@if [ -z "$(NVCC)" ]; then echo "bench-modes: nvcc not found"; exit 1; fi
 	$(NVCC) $(NVCCFLAGS) -o $@ $<

@@ -20,16 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLOCK 256
-#define MAX_STREAMS 1024
+#include "seed_kernel.cuh"
 
-__global__ void kernel(float *a, int offset) {
-    int i = offset + threadIdx.x + blockIdx.x * blockDim.x;
-    float x = (float)i;
-    float s = sinf(x);
-    float c = cosf(x);
-    a[i] = a[i] + sqrtf(s * s + c * c);
-}
+#define MAX_STREAMS 1024
 
 __device__ unsigned long long now_ns(void) {
     unsigned long long t;
@@ -42,11 +35,7 @@ __device__ unsigned long long now_ns(void) {
 __global__ void kernel_stamped(float *a, int offset, unsigned long long *st, unsigned *done) {
     if (threadIdx.x == 0)
         atomicMin(&st[0], now_ns());
-    int i = offset + threadIdx.x + blockIdx.x * blockDim.x;
-    float x = (float)i;
-    float s = sinf(x);
-    float c = cosf(x);
-    a[i] = a[i] + sqrtf(s * s + c * c);
+    seed_step(a, offset + threadIdx.x + blockIdx.x * blockDim.x);
     __syncthreads();
     if (threadIdx.x == 0) {
         __threadfence();

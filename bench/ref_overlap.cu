@@ -31,16 +31,9 @@
 #include <string.h>
 #include <time.h>
 
-#define BLOCK 256
-#define MAX_STREAMS 1024
+#include "seed_kernel.cuh"
 
-__global__ void kernel(float *a, int offset) {
-    int i = offset + threadIdx.x + blockIdx.x * blockDim.x;
-    float x = (float)i;
-    float s = sinf(x);
-    float c = cosf(x);
-    a[i] = a[i] + sqrtf(s * s + c * c);
-}
+#define MAX_STREAMS 1024
 
 static float *a, *d_a;
 /* REF_KEEP_ARRAY=1 (a diagnostic): the host array is written once, not before every rep, so
