@@ -17,7 +17,9 @@
  * `spread` column is the reference's own rounds, slowest less fastest, over their median.
  *
  * usage: bench_sim [--measure --ref PATH --out FILE --name NAME [--rounds R] [--reps N]
- *                  [--cpu N]] [--against OTHER] [--json FILE] [PROFILE...] */
+ *                  [--cpu N] [--settle S]] [--against OTHER] [--json FILE] [PROFILE...]
+ * --settle S: before it calibrates, the reference settles the machine for up to S seconds
+ * (default 120; 0: not), until its host-bound points are steady (see ref_overlap.cu). */
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
@@ -47,12 +49,7 @@ static double median_of(double *v, int n) {
 /* The reference table on this GPU: every point once per round, rounds interleaved so
  * that a slow spell of the machine falls on every point alike; each point keeps its
  * rounds and their median, and the median host issue time. NULL on failure. */
-static json_t *measure_reference(const char *ref_path, int cpu, int rounds, int reps, int warmup) {
-    ref_proc_t rp;
-    if (ref_start(&rp, ref_path, cpu) != 0) {
-        fprintf(stderr, "bench_sim: cannot start %s\n", ref_path);
-        return NULL;
-    }
+static json_t *measure_reference(ref_proc_t *rp, int cpu, int rounds, int reps, int warmup) {
     enum { NPOINTS = 2 * 19 };
     double ms[NPOINTS][MAX_ROUNDS], issue[NPOINTS][MAX_ROUNDS];
     int sizes[2] = {22, 25}, np = 0, bad = 0;
@@ -61,13 +58,12 @@ static json_t *measure_reference(const char *ref_path, int cpu, int rounds, int 
         for (int z = 0; z < 2 && !bad; z++)
             for (int v = 0; v < 3 && !bad; v++)
                 for (int s = 1; s <= (v == 0 ? 1 : 256) && !bad; s *= 2, np++) {
-                    ms[np][r] = ref_case(&rp, ref_names[v], 1ull << sizes[z], s, reps, warmup);
-                    issue[np][r] = rp.last_issue_us;
+                    ms[np][r] = ref_case(rp, ref_names[v], 1ull << sizes[z], s, reps, warmup);
+                    issue[np][r] = rp->last_issue_us;
                     bad = ms[np][r] <= 0;
                 }
         fprintf(stderr, "bench_sim: reference round %d of %d measured\n", r + 1, rounds);
     }
-    ref_stop(&rp);
     if (bad)
         return NULL;
     json_t *points = json_array();
@@ -244,20 +240,22 @@ static json_t *load(const char *path) {
 int main(int argc, char **argv) {
     const char *ref_path = NULL, *out_path = NULL, *name = NULL, *json_path = NULL, *against_path = NULL;
     const char *profiles[16];
-    int nprofiles = 0, rounds = 5, reps = 20, warmup = 3, cpu_arg = -2;
+    int nprofiles = 0, rounds = 5, reps = 20, warmup = 3, cpu_arg = -2, settle = 120;
     bool measure = false;
     const bench_opt_t opts[] = {
         {"--measure", OPT_FLAG, &measure},    {"--ref", OPT_STR, &ref_path},   {"--out", OPT_STR, &out_path},
         {"--name", OPT_STR, &name},           {"--against", OPT_STR, &against_path},
         {"--json", OPT_STR, &json_path},      {"--rounds", OPT_INT, &rounds},  {"--reps", OPT_INT, &reps},
-        {"--cpu", OPT_INT, &cpu_arg},
+        {"--cpu", OPT_INT, &cpu_arg},         {"--settle", OPT_INT, &settle},
     };
     if (bench_options(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), profiles, 16, &nprofiles,
                       "usage: bench_sim [--measure --ref PATH --out FILE --name NAME [--rounds R] [--reps N] "
-                      "[--cpu N]] [--against PROFILE] [--json FILE] [PROFILE...]"))
+                      "[--cpu N] [--settle S]] [--against PROFILE] [--json FILE] [PROFILE...]"))
         return 2;
-    if (rounds < 1 || rounds > MAX_ROUNDS || reps < 1 || (measure && (!ref_path || !out_path || !name))) {
-        fprintf(stderr, "bench_sim: --measure needs --ref, --out and --name; --rounds is 1..%d\n", MAX_ROUNDS);
+    if (rounds < 1 || rounds > MAX_ROUNDS || reps < 1 || settle < 0 || settle > 1800 ||
+        (measure && (!ref_path || !out_path || !name))) {
+        fprintf(stderr, "bench_sim: --measure needs --ref, --out and --name; --rounds is 1..%d; --settle 0..1800\n",
+                MAX_ROUNDS);
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -283,12 +281,37 @@ int main(int argc, char **argv) {
         if (m.backend != BACKEND_CUDA) {
             printf("bench-sim: no GPU here: nothing to measure (simulating the shipped profiles instead)\n");
         } else {
+            /* the machine settled first (the reference's `settle`): a lent VM's first
+             * minute is slow and noisy for any program, and both the calibration and the
+             * table would keep it */
+            ref_proc_t rp;
+            double settle_s = 0, first_ms = 0, last_ms = 0;
+            int steady = 0;
+            if (ref_start(&rp, ref_path, cpu) != 0) {
+                fprintf(stderr, "bench_sim: cannot start %s\n", ref_path);
+                return 1;
+            }
+            if (settle > 0) {
+                if (ref_settle(&rp, settle, &settle_s, &steady, &first_ms, &last_ms) != 0) {
+                    ref_stop(&rp);
+                    return 1;
+                }
+                printf("bench-sim: settled the machine for %.0f s (%s): the reference's 2^22 v1 x128 %.3f ms in its "
+                       "first 5 s, %.3f in its last\n",
+                       settle_s, steady ? "steady" : "not steady by then", first_ms, last_ms);
+            }
             sl_error_t err = {0};
             if (machine_calibrate(&m, &err) != SL_OK) {
                 fprintf(stderr, "bench_sim: calibration failed: %s\n", err.message);
+                ref_stop(&rp);
                 return 1;
             }
-            json_t *ref = measure_reference(ref_path, cpu, rounds, reps, warmup);
+            json_t *ref = measure_reference(&rp, cpu, rounds, reps, warmup);
+            ref_stop(&rp);
+            if (ref && settle > 0)
+                json_object_set_new(ref, "settle", json_pack("{s:f, s:b, s:f, s:f}", "seconds", settle_s, "steady",
+                                                             steady, "first_v1x128_ms", first_ms, "last_v1x128_ms",
+                                                             last_ms));
             json_t *p = ref ? profile_to_json(&m, name, ref) : NULL;
             if (!p || json_dump_file(p, out_path, JSON_INDENT(1)) != 0) {
                 fprintf(stderr, "bench_sim: cannot write the profile to %s\n", out_path);

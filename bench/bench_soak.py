@@ -3,7 +3,9 @@ program, run after run? (issue 19) One `streamlab serve` process; the same exper
 REST API RUNS times (default 20) at each soak point, interleaved with bench/ref_overlap (the seeds'
 steps, a plain CUDA program answering over a pipe): round i runs every point once in each program.
 Printed per point: streamlab's and the reference's medians of runs 1-5 and of the last 5, their
-ratio, the slope (ms per run, least squares) and streamlab / reference over all runs; and after
+ratio, the slope (ms per run, least squares), streamlab / reference over all runs, and that ratio
+taken round by round, its last 5 over its first 5 (the drift of streamlab's process with the
+machine's own drift, which moves both programs, taken out); and after
 each round what the server process holds: threads, open files, RSS, locked and pinned memory
 (VmLck, VmPin), its GPU memory (nvidia-smi) and the CUDA objects it says it holds (/metrics).
 --table: the seeds' 38 points instead (2^22 and 2^25; sequential; async_v1/v2 x 1..256), RUNS
@@ -14,10 +16,13 @@ and at how many streamlab is the slower (issue 19's table: at least 36 of 38, at
 point too, right after streamlab, and is scored against the first exactly as streamlab is: what
 the same plain CUDA program gets against itself on this machine in the same minutes, the floor
 under streamlab's count.
+Before the server starts, the reference settles the machine (--settle, up to 120 s): a lent VM runs
+the host-bound points slow and noisy for its first minute, both programs alike, which would read as
+drift or as a first run unlike the tenth. The server's own first run is still its first.
 A benchmark: it prints, it asserts nothing.
 
 usage: bench_soak.py STREAMLAB_BIN REF_BIN [--table [--sizes 22,25] [--self-check]] [--runs N] [--reps N]
-                     [--trace-ops sampled|all] [--cpu N] [--out DIR]"""
+                     [--trace-ops sampled|all] [--cpu N] [--settle S] [--out DIR]"""
 import argparse
 import json
 import os
@@ -28,7 +33,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import has_gpu, pin_to, ref_median_ms, seed_points, start_server  # noqa: E402
+from lab import has_gpu, pin_to, ref_median_ms, seed_points, settle, start_server  # noqa: E402
 
 POINTS = [  # (variant, log2 size, streams): issue 19's host-bound and two-mode points
     ("async_v2", 22, 256), ("async_v2", 22, 32), ("async_v1", 22, 128), ("async_v1", 25, 64), ("sequential", 25, 1)]
@@ -96,6 +101,10 @@ def main():
                     help="the CPU both programs run on, one at a time (default the last, as bench_sim pins the "
                          "reference; -1: unpinned): the host-bound points follow the host's pace, and an unpinned "
                          "process's moves between CPUs move it")
+    ap.add_argument("--settle", type=int, default=120,
+                    help="before the server starts, the reference settles the machine for up to this many seconds, "
+                         "until its host-bound points are steady (0: not): a lent VM's first minute is slow and noisy "
+                         "for any program, which would read as drift")
     ap.add_argument("--out", default="build/bench")
     a = ap.parse_args()
     cpu = a.cpu if a.cpu >= 0 else None
@@ -106,10 +115,11 @@ def main():
     if not has_gpu():
         print("bench-soak: skipped (no GPU)")
         return 0
-    srv, lab, label = start_server(a.bin, "soak", a.out, cpu=cpu)
     refs = [subprocess.Popen([a.ref, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
                              preexec_fn=pin_to(cpu))
             for _ in range(2 if a.table and a.self_check else 1)]
+    settled = settle(refs[0], a.settle)
+    srv, lab, label = start_server(a.bin, "soak", a.out, cpu=cpu)
     try:
         health = lab.wait_health(label)
         if health.get("backend") != "cuda":
@@ -119,6 +129,10 @@ def main():
         print(f"bench-soak: {gpu['name']} ({gpu['uuid']}), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
               f"{a.runs} rounds, each point once per round in each program, {a.reps} reps a run, "
               f"trace_ops {a.trace_ops}, " + (f"both programs on CPU {cpu}" if cpu is not None else "unpinned"))
+        if a.settle > 0:
+            print(f"settled the machine first for {settled[0]:.0f} s ("
+                  f"{'steady' if settled[1] else 'not steady by then'}): the reference's 2^22 async_v1 x128 "
+                  f"{settled[2]:.3f} ms in its first 5 s, {settled[3]:.3f} in its last; then the server started")
         sl = {p: [] for p in points}
         two = {p: 0 for p in points}  # streamlab's runs whose reps fell in two groups (result.rep_modes)
         rf = {p: [] for p in points}
@@ -138,21 +152,26 @@ def main():
                     rf2[p].append(ask_ref(refs[1], p, a.reps))
             counts.append((f"after round {r + 1}", dict(proc_counts(srv.pid), cuda=cuda_counts(lab))))
         if a.table:
-            return print_table(points, sl, rf, rf2, a.out, gpu, counts, two)
+            return print_table(points, sl, rf, rf2, a.out, gpu, counts, two, settle_json(a.settle, settled))
         print(f"\n{'point':<22} {'sl 1-5':>8} {'sl last5':>9} {'last/first':>10} {'slope ms/run':>12} "
-              f"{'ref 1-5':>8} {'ref last5':>9} {'last/first':>10} {'sl/ref':>7}")
+              f"{'ref 1-5':>8} {'ref last5':>9} {'last/first':>10} {'sl/ref':>7} {'sl/ref last/first':>17}")
         rows = []
         for p in points:
             v, lg, s = p
             f5, l5 = statistics.median(sl[p][:5]), statistics.median(sl[p][-5:])
             rf5, rl5 = statistics.median(rf[p][:5]), statistics.median(rf[p][-5:])
             ratio = statistics.median(sl[p]) / statistics.median(rf[p])
+            # each round's streamlab / reference, minutes apart at most: the machine's own drift
+            # cancels, what streamlab's process adds does not
+            per = [x / y for x, y in zip(sl[p], rf[p])]
+            rdrift = statistics.median(per[-5:]) / statistics.median(per[:5])
             print(f"2^{lg} {v} x{s:<8} {f5:8.3f} {l5:9.3f} {l5 / f5:10.3f} {slope(sl[p]):12.4f} {rf5:8.3f} {rl5:9.3f} "
-                  f"{rl5 / rf5:10.3f} {ratio:7.3f}")
+                  f"{rl5 / rf5:10.3f} {ratio:7.3f} {rdrift:17.3f}")
             rows.append({"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p]})
         print_counts(counts)
         with open(os.path.join(a.out, "soak.json"), "w") as f:
-            json.dump({"gpu": gpu, "points": rows, "process": counts}, f, indent=1)
+            json.dump({"gpu": gpu, "settle": settle_json(a.settle, settled), "points": rows, "process": counts}, f,
+                      indent=1)
     finally:
         for ref in refs:
             ref.stdin.close()
@@ -188,7 +207,15 @@ def score(mine, ref):
     return a / b, abs(a / b - 1) <= 0.05, a > b
 
 
-def print_table(points, sl, rf, rf2, out, gpu, counts, two):
+def settle_json(max_s, settled):
+    """What the settle before the server did, for the JSON; None where it was off."""
+    if max_s <= 0:
+        return None
+    return {"max_s": max_s, "seconds": settled[0], "steady": settled[1], "first_v1x128_ms": settled[2],
+            "last_v1x128_ms": settled[3]}
+
+
+def print_table(points, sl, rf, rf2, out, gpu, counts, two, settled):
     """--table: per point the median of each program's run medians and their ratio, and the
     reference's own spread (its slowest run over its fastest): a miss where that spread is
     over 5% too is marked as within the machine's noise (it still counts). `2g`: how many of
@@ -229,7 +256,7 @@ def print_table(points, sl, rf, rf2, out, gpu, counts, two):
               f"{len(points)}; the second the slower at {slower2} of {len(points)}")
     print_counts(counts)
     with open(os.path.join(out, "table.json"), "w") as f:
-        json.dump({"gpu": gpu, "points": rows, "process": counts}, f, indent=1)
+        json.dump({"gpu": gpu, "settle": settled, "points": rows, "process": counts}, f, indent=1)
     return 0
 
 

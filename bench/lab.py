@@ -69,6 +69,20 @@ def ref_median_ms(answer, what):
     return float(words[1])
 
 
+def settle(ref, max_s):
+    """The machine settled by a reference process (bench/ref_overlap --serve, its `settle`):
+    the host-bound points run until they are steady, or max_s pass. (seconds, steady, the
+    first and last 5 s windows' 2^22 v1 x128 ms); 0 max_s: (0, False, 0, 0), nothing run."""
+    if max_s <= 0:
+        return 0.0, False, 0.0, 0.0
+    ref.stdin.write(f"settle {max_s}\n")
+    ref.stdin.flush()
+    words = ref.stdout.readline().split()
+    if len(words) != 5 or words[0] != "ok":
+        raise SystemExit(f"reference settle: {' '.join(words)}")
+    return float(words[1]), words[2] == "1", float(words[3]), float(words[4])
+
+
 def pin_to(cpu):
     """A preexec_fn that pins the child, and so every thread it starts, to CPU `cpu`; None
     for None (unpinned)."""

@@ -76,3 +76,18 @@ double ref_case(ref_proc_t *rp, const char *variant, uint64_t size, int streams,
     }
     return med;
 }
+
+int ref_settle(ref_proc_t *rp, double max_s, double *seconds, int *steady, double *first_ms, double *last_ms) {
+    char line[512];
+    fprintf(rp->to, "settle %g\n", max_s);
+    fflush(rp->to);
+    if (!fgets(line, sizeof line, rp->from)) {
+        fprintf(stderr, "bench: the reference stopped answering\n");
+        return -1;
+    }
+    if (sscanf(line, "ok %lf %d %lf %lf", seconds, steady, first_ms, last_ms) != 4) {
+        fprintf(stderr, "bench: reference settle: %s", line);
+        return -1;
+    }
+    return 0;
+}

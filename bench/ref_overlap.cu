@@ -20,6 +20,14 @@
  * case inherits buffers or idle streams from an earlier one. The output is checked
  * after every rep (a[i] == 1 within float tolerance).
  *
+ * settle MAX_S (a --serve line): settle the machine before a benchmark measures. A lent VM
+ *         runs the host-bound points slow and noisy for its first minute or so (2026-11-26:
+ *         both programs of a soak 5-40% slow in its first five rounds, then steady); this
+ *         runs the two most host-bound seed points (2^22 v1 x128 and v2 x256) over and over
+ *         until 5-second windows of their medians agree (the last four within 3% of their
+ *         median, and 30 s gone), or MAX_S pass. Each window goes to stderr ("settle T_S
+ *         V1_MS V2_MS"); the answer is "ok SECONDS STEADY FIRST_V1_MS LAST_V1_MS".
+ *
  * usage: ref_overlap seq|v1|v2|k|mgpu|peer SIZE STREAMS REPS WARMUP   one case, one line
  *        ref_overlap --serve                              one case per stdin line
  * answer: "ok MEDIAN_MS MIN_MS MAX_MS ISSUE_US" (ISSUE_US: the median host time from the
@@ -329,6 +337,67 @@ static void answer(const char *variant, const char *size, const char *streams, c
     fflush(stdout);
 }
 
+/* settle MAX_S: see the header. Each 5 s window keeps the median of its runs of each point. */
+#define SETTLE_WINDOW_US 5e6
+#define SETTLE_MIN_US 30e6
+#define SETTLE_KEEP 4
+#define SETTLE_TOL 0.03
+static int settled(const double w[][2], int n) {
+    if (n < SETTLE_KEEP)
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        float v[SETTLE_KEEP];
+        for (int i = 0; i < SETTLE_KEEP; i++)
+            v[i] = (float)w[n - SETTLE_KEEP + i][k];
+        qsort(v, SETTLE_KEEP, sizeof v[0], cmp_float);
+        double mid = 0.5 * (v[SETTLE_KEEP / 2 - 1] + v[SETTLE_KEEP / 2]);
+        if (v[0] < (1 - SETTLE_TOL) * mid || v[SETTLE_KEEP - 1] > (1 + SETTLE_TOL) * mid)
+            return 0;
+    }
+    return 1;
+}
+
+static void settle(double max_s) {
+    enum { MAX_WINDOWS = 256, PER_WINDOW = 512 };
+    static double win[MAX_WINDOWS][2];
+    static float runs[2][PER_WINDOW];
+    const char *vs[2] = {"v1", "v2"};
+    const int ss[2] = {128, 256};
+    char msg[512];
+    double t0 = now_us(), wstart = t0;
+    int nw = 0, nr = 0, steady = 0;
+    if (!(max_s > 0) || max_s > 1800) {
+        printf("err settle wants 0 < MAX_S <= 1800\n");
+        return;
+    }
+    while (nw < MAX_WINDOWS && !steady && now_us() - t0 < max_s * 1e6) {
+        for (int k = 0; k < 2; k++) {
+            float med = 0, mn = 0, mx = 0, issue = 0;
+            int rc = run_case(vs[k], (size_t)1 << 22, ss[k], 10, 3, &med, &mn, &mx, &issue, msg, sizeof msg);
+            release_case();
+            if (rc) {
+                printf("err settle: %s\n", msg);
+                return;
+            }
+            if (nr < PER_WINDOW)
+                runs[k][nr] = med;
+        }
+        nr += nr < PER_WINDOW;
+        if (now_us() - wstart >= SETTLE_WINDOW_US) {
+            for (int k = 0; k < 2; k++) {
+                qsort(runs[k], (size_t)nr, sizeof runs[k][0], cmp_float);
+                win[nw][k] = runs[k][nr / 2];
+            }
+            fprintf(stderr, "settle %.1f %.4f %.4f\n", (now_us() - t0) / 1e6, win[nw][0], win[nw][1]);
+            nw++;
+            nr = 0;
+            wstart = now_us();
+            steady = now_us() - t0 >= SETTLE_MIN_US && settled(win, nw);
+        }
+    }
+    printf("ok %.1f %d %.4f %.4f\n", (now_us() - t0) / 1e6, steady, nw ? win[0][0] : 0.0, nw ? win[nw - 1][0] : 0.0);
+}
+
 int main(int argc, char **argv) {
     keep_array = getenv("REF_KEEP_ARRAY") && strcmp(getenv("REF_KEEP_ARRAY"), "1") == 0;
     if (argc == 6) {
@@ -338,7 +407,10 @@ int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--serve") == 0) {
         char line[256], v[16], size[32], streams[16], reps[16], warmup[16];
         while (fgets(line, sizeof line, stdin)) {
-            if (sscanf(line, "%15s %31s %15s %15s %15s", v, size, streams, reps, warmup) == 5)
+            double max_s = 0;
+            if (sscanf(line, "settle %lf", &max_s) == 1)
+                settle(max_s);
+            else if (sscanf(line, "%15s %31s %15s %15s %15s", v, size, streams, reps, warmup) == 5)
                 answer(v, size, streams, reps, warmup);
             else
                 printf("err malformed line\n");
