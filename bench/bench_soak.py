@@ -98,9 +98,10 @@ def main():
     ap.add_argument("--self-check", action="store_true",
                     help="--table: a second reference process, scored against the first as streamlab is")
     ap.add_argument("--cpu", type=int, default=(os.cpu_count() or 1) - 1,
-                    help="the CPU both programs run on, one at a time (default the last, as bench_sim pins the "
-                         "reference; -1: unpinned): the host-bound points follow the host's pace, and an unpinned "
-                         "process's moves between CPUs move it")
+                    help="the CPU both programs issue from, one at a time (default the last, as bench_sim pins the "
+                         "reference; -1: unpinned): the reference pinned there, the server's GPU worker too "
+                         "(--worker-cpu; its other threads run elsewhere). The host-bound points follow the host's "
+                         "pace, and an unpinned process's moves between CPUs move it")
     ap.add_argument("--settle", type=int, default=120,
                     help="before the server starts, the reference settles the machine for up to this many seconds, "
                          "until its host-bound points are steady (0: not): a lent VM's first minute is slow and noisy "
@@ -128,7 +129,8 @@ def main():
         gpu = lab.call("GET", "/api/machines/" + health["machine_id"])["gpus"][0]
         print(f"bench-soak: {gpu['name']} ({gpu['uuid']}), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
               f"{a.runs} rounds, each point once per round in each program, {a.reps} reps a run, "
-              f"trace_ops {a.trace_ops}, " + (f"both programs on CPU {cpu}" if cpu is not None else "unpinned"))
+              f"trace_ops {a.trace_ops}, " +
+              (f"the reference and streamlab's worker on CPU {cpu}" if cpu is not None else "unpinned"))
         if a.settle > 0:
             print(f"settled the machine first for {settled[0]:.0f} s ("
                   f"{'steady' if settled[1] else 'not steady by then'}): the reference's 2^22 async_v1 x128 "

@@ -4,6 +4,8 @@
  * Nothing here may call back into main.c, the queue or the HTTP layer. */
 #include "app.h"
 
+#include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -33,4 +35,41 @@ void app_new_id(const char *prefix, char out[40]) {
         memcpy(r, &t, sizeof r);
     }
     snprintf(out, 40, "%s%02x%02x%02x%02x%02x%02x%02x%02x", prefix, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
+}
+
+int app_pin_thread(int cpu, char *why, size_t len) {
+    cpu_set_t one;
+    if (cpu < 0 || cpu >= CPU_SETSIZE) {
+        snprintf(why, len, "no CPU %d", cpu);
+        return -1;
+    }
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    int rc = pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    if (rc) {
+        snprintf(why, len, "cannot pin a thread to CPU %d (one this process may not run on?): %s", cpu,
+                 strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+int app_keep_off_cpus(int first, int n, char *why, size_t len) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        snprintf(why, len, "cannot read this thread's CPUs: %s", strerror(errno));
+        return -1;
+    }
+    for (int c = first; c < first + n && c < CPU_SETSIZE; c++)
+        CPU_CLR(c, &set);
+    if (CPU_COUNT(&set) == 0) {
+        snprintf(why, len, "no CPU left besides the workers' (%d from CPU %d)", n, first);
+        return -1;
+    }
+    int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    if (rc) {
+        snprintf(why, len, "cannot move a thread off CPU %d: %s", first, strerror(rc));
+        return -1;
+    }
+    return 0;
 }

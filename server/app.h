@@ -35,6 +35,7 @@ typedef struct config {
     char push_url[512];      /* --push: a central streamlab, "" = none */
     char push_token[256];    /* STREAMLAB_PUSH_TOKEN, sent as Bearer */
     int push_wait_s;         /* run --push: how long to try before giving up (exit 3) */
+    int worker_cpu;          /* --worker-cpu: the CPU the GPU work is issued from (worker i: N + i); -1 any */
 } config_t;
 
 struct queue;
@@ -55,5 +56,10 @@ typedef struct app {
 store_t *app_store(app_t *app, sl_error_t *err);
 /* A new random id with a prefix ("e-" experiments, "s-" sweeps). */
 void app_new_id(const char *prefix, char out[40]);
+/* Pin the calling thread to CPU cpu: 0, or -1 with why (e.g. a CPU outside this process's cpuset). */
+int app_pin_thread(int cpu, char *why, size_t len);
+/* Keep the calling thread, and the threads it starts from now on, off CPUs first..first+n-1
+ * (the workers'), where it may run elsewhere: 0, or -1 with why. */
+int app_keep_off_cpus(int first, int n, char *why, size_t len);
 
 #endif

@@ -11,6 +11,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,8 @@ static void usage(FILE *f) {
             "  --examples DIR       [STREAMLAB_EXAMPLES] example bundles (/api/examples), default ./examples\n"
             "  --backend auto|sim   [STREAMLAB_BACKEND]  sim: use the simulator even with a GPU\n"
             "  --workers N          worker threads (default one per device; 0: queue only)\n"
+            "  --worker-cpu N       [STREAMLAB_WORKER_CPU] issue the GPU work from CPU N (worker i: N + i), and\n"
+            "                       calibrate there: a pinned benchmark's other program on N meets no other thread\n"
             "  --sim-devices N      [STREAMLAB_SIM_DEVICES] simulated GPUs (default 1)\n"
             "  --token-file PATH    [STREAMLAB_TOKEN]    POST/DELETE need 'Authorization: Bearer TOKEN'\n"
             "  --private            reads need the token too\n"
@@ -159,6 +163,7 @@ static void configure(int argc, char **argv, int first, config_t *c, const char 
     c->conn_timeout_s = 30;
     c->import_max_bytes = (size_t)64 << 20; /* jansson needs ~25x a body's size while it parses */
     c->push_wait_s = 30;
+    c->worker_cpu = -1;
     const char *e;
     if ((e = getenv("STREAMLAB_LISTEN")) && parse_listen(e, c)) {
         fprintf(stderr, "streamlab: STREAMLAB_LISTEN must be HOST:PORT\n");
@@ -174,6 +179,8 @@ static void configure(int argc, char **argv, int first, config_t *c, const char 
         c->force_sim = strcmp(e, "sim") == 0;
     if ((e = getenv("STREAMLAB_SIM_DEVICES")))
         c->sim_devices = (int)int_arg("STREAMLAB_SIM_DEVICES", e, 1, SPEC_MAX_DEVICES);
+    if ((e = getenv("STREAMLAB_WORKER_CPU")))
+        c->worker_cpu = (int)int_arg("STREAMLAB_WORKER_CPU", e, 0, CPU_SETSIZE - 1);
     if ((e = getenv("STREAMLAB_TOKEN")))
         snprintf(c->token, sizeof c->token, "%s", e);
     if ((e = getenv("STREAMLAB_MACHINE_LABEL")))
@@ -221,6 +228,8 @@ static void configure(int argc, char **argv, int first, config_t *c, const char 
             c->force_sim = strcmp(v, "sim") == 0;
         } else if (!strcmp(flag, "--workers")) {
             c->workers = (int)int_arg("--workers", VALUE(), 0, SPEC_MAX_DEVICES);
+        } else if (!strcmp(flag, "--worker-cpu")) {
+            c->worker_cpu = (int)int_arg("--worker-cpu", VALUE(), 0, CPU_SETSIZE - 1);
         } else if (!strcmp(flag, "--sim-devices")) {
             c->sim_devices = (int)int_arg("--sim-devices", VALUE(), 1, SPEC_MAX_DEVICES);
         } else if (!strcmp(flag, "--token-file")) {
@@ -276,6 +285,13 @@ static void configure(int argc, char **argv, int first, config_t *c, const char 
         fprintf(stderr, "streamlab: STREAMLAB_PUSH_TOKEN must be one line\n");
         exit(2);
     }
+    cpu_set_t allowed;
+    if (c->worker_cpu >= 0 &&
+        (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || !CPU_ISSET(c->worker_cpu, &allowed))) {
+        fprintf(stderr, "streamlab: --worker-cpu %d: not a CPU this process may run on (taskset -p %d says which)\n",
+                c->worker_cpu, (int)getpid());
+        exit(2);
+    }
     char n[16];
     snprintf(n, sizeof n, "%d", c->sim_devices);
     setenv("STREAMLAB_SIM_DEVICES", n, 1); /* machine_discover reads it */
@@ -296,11 +312,23 @@ static int open_store(store_t **s) {
     return 0;
 }
 
+/* The machine and its calibration. With --worker-cpu the calibration issues from that
+ * CPU, as the workers will (its host costs per call are theirs), then the thread is free
+ * again. */
 static void discover(void) {
     machine_discover(&app.machine, app.cfg.force_sim, app.cfg.machine_label);
     sl_error_t err = {0};
+    cpu_set_t before;
+    char why[160];
+    bool pinned = app.cfg.worker_cpu >= 0 && pthread_getaffinity_np(pthread_self(), sizeof before, &before) == 0;
+    if (pinned && app_pin_thread(app.cfg.worker_cpu, why, sizeof why)) {
+        fprintf(stderr, "streamlab: --worker-cpu: %s\n", why);
+        pinned = false;
+    }
     if (machine_calibrate(&app.machine, &err))
         fprintf(stderr, "streamlab: calibration failed: %s (floors will be missing)\n", err.message);
+    if (pinned && pthread_setaffinity_np(pthread_self(), sizeof before, &before) != 0)
+        fprintf(stderr, "streamlab: cannot unpin the main thread after the calibration\n");
 }
 
 static int cmd_migrate(void) {
@@ -412,6 +440,9 @@ static int cmd_run(const char *spec_path, bool db_given) {
         fprintf(stderr, "streamlab: %s\n", err.message);
         goto done;
     }
+    char pin_why[160];
+    if (app.cfg.worker_cpu >= 0 && app_pin_thread(app.cfg.worker_cpu, pin_why, sizeof pin_why)) /* the worker here */
+        fprintf(stderr, "streamlab: --worker-cpu: %s\n", pin_why);
     rc = queue_run_one(&app, s, id, full, &err) == SL_OK ? 0 : 1;
     json_t *out = store_experiment_json(s, id, &err);
     print_json(stdout, out);
@@ -465,6 +496,13 @@ static int serve(void) {
     if (interrupted > 0)
         fprintf(stderr, "streamlab: %d experiment(s) were running when the last process stopped: marked failed (interrupted)\n",
                 interrupted);
+    if (app.cfg.worker_cpu >= 0) {
+        /* the workers' CPUs are theirs alone: this thread, and the HTTP and push threads it
+         * starts, run on the others */
+        int nw = app.cfg.workers < 0 ? app.machine.device_count : app.cfg.workers;
+        if (app_keep_off_cpus(app.cfg.worker_cpu, nw < 1 ? 1 : nw, msg, sizeof msg))
+            fprintf(stderr, "streamlab: --worker-cpu: the other threads share the workers' CPUs: %s\n", msg);
+    }
     if (push_start(&app, &err) || queue_start(&app, app.cfg.workers, &app.queue, &err)) {
         fprintf(stderr, "streamlab: %s\n", err.message);
         push_stop(&app);

@@ -108,6 +108,14 @@ static void *worker_main(void *arg) {
     queue_t *q = w->q;
     app_t *app = q->app;
     sl_error_t err = {0};
+    int index = (int)(w - q->workers);
+    char name[16], why[160];
+    snprintf(name, sizeof name, "sl-worker%d", index);
+    pthread_setname_np(pthread_self(), name); /* a name for top -H and /proc: best effort */
+    /* --worker-cpu N: worker i issues from CPU N + i, the only thread there (the HTTP
+     * threads, the store's writers and the verification helpers run elsewhere) */
+    if (app->cfg.worker_cpu >= 0 && app_pin_thread(app->cfg.worker_cpu + index, why, sizeof why))
+        fprintf(stderr, "streamlab: worker %d runs unpinned: --worker-cpu: %s\n", index, why);
     store_t *store = app_store(app, &err);
     if (!store) {
         fprintf(stderr, "streamlab: worker %d cannot open the store: %s\n", w->device, err.message);
