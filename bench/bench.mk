@@ -38,7 +38,7 @@ bench-sim: $(BENCH_SIM_BIN)
 	    p=$${t##*/}; $(BENCH_SIM_BIN) --against $$t profiles/$${p%%-GPU-*}.json || exit 1; done; fi
 
 # Built like the service's kernels (same nvcc flags), but shares no code with it.
-$(BENCH_REF_BIN): bench/ref_overlap.cu bench/seed_kernel.cuh
+$(BENCH_REF_BIN): bench/ref_overlap.cu bench/seed_kernel.cuh bench/probe_util.cuh
 	@mkdir -p $(dir $@)
 	@if [ -z "$(NVCC)" ]; then echo "bench-gpu: nvcc not found"; exit 1; fi
 	$(NVCC) $(NVCCFLAGS) -o $@ $<
@@ -51,7 +51,7 @@ bench-gpu: $(BENCH_GPU_BIN) $(BENCH_REF_BIN)
 # DMA alone and both ways (the floor's basis), then the blog kernel in place on a
 # mapped pinned array in several shapes, at 2^22 and 2^25, every rep verified.
 BENCH_ZC_BIN := $(BUILD)/bench/probe_zero_copy
-$(BENCH_ZC_BIN): bench/probe_zero_copy.cu
+$(BENCH_ZC_BIN): bench/probe_zero_copy.cu bench/probe_util.cuh
 	@mkdir -p $(dir $@)
 	@if [ -z "$(NVCC)" ]; then echo "bench-zero-copy: nvcc not found"; exit 1; fi
 	$(NVCC) $(NVCCFLAGS) -o $@ $<
@@ -59,7 +59,7 @@ $(BENCH_ZC_BIN): bench/probe_zero_copy.cu
 # Zero-copy traffic beside the copy engines: their aggregate rate, and pipelines whose
 # fill and drain a zero-copy share could fill (plain CUDA, bench/probe_split.cu).
 BENCH_SPLIT_BIN := $(BUILD)/bench/probe_split
-$(BENCH_SPLIT_BIN): bench/probe_split.cu
+$(BENCH_SPLIT_BIN): bench/probe_split.cu bench/probe_util.cuh
 	@mkdir -p $(dir $@)
 	@if [ -z "$(NVCC)" ]; then echo "bench-split: nvcc not found"; exit 1; fi
 	$(NVCC) $(NVCCFLAGS) -o $@ $<
@@ -67,7 +67,7 @@ $(BENCH_SPLIT_BIN): bench/probe_split.cu
 # What a copy costs beyond its bytes, in pieces, over streams and from a graph (plain
 # CUDA, bench/probe_copies.cu): the cost that bounds every chunked pipeline.
 BENCH_COPIES_BIN := $(BUILD)/bench/probe_copies
-$(BENCH_COPIES_BIN): bench/probe_copies.cu
+$(BENCH_COPIES_BIN): bench/probe_copies.cu bench/probe_util.cuh
 	@mkdir -p $(dir $@)
 	@if [ -z "$(NVCC)" ]; then echo "bench-copies: nvcc not found"; exit 1; fi
 	$(NVCC) $(NVCCFLAGS) -o $@ $<
@@ -90,7 +90,7 @@ bench-zero-copy: $(BENCH_ZC_BIN)
 # Two GPUs' copies beside each other: alone or together, one direction or both, the host side
 # of the two directions on the same pages or on two arrays (plain CUDA, bench/probe_two_gpus.cu).
 BENCH_TWO_GPUS_BIN := $(BUILD)/bench/probe_two_gpus
-$(BENCH_TWO_GPUS_BIN): bench/probe_two_gpus.cu
+$(BENCH_TWO_GPUS_BIN): bench/probe_two_gpus.cu bench/probe_util.cuh
 	@mkdir -p $(dir $@)
 	@if [ -z "$(NVCC)" ]; then echo "bench-two-gpus: nvcc not found"; exit 1; fi
 	$(NVCC) $(NVCCFLAGS) -o $@ $<
@@ -136,7 +136,7 @@ bench-order: $(BENCH_REF_BIN) $(BENCH_ORDER_LIB)
 # CUPTI's records, the hardware channels each kind of op ran from and the kernels held behind
 # another stream's kernel. BENCH_MODES_FLAGS: --points, --reps, --trials.
 BENCH_MODES_BIN := $(BUILD)/bench/probe_modes
-$(BENCH_MODES_BIN): bench/probe_modes.cu bench/seed_kernel.cuh
+$(BENCH_MODES_BIN): bench/probe_modes.cu bench/seed_kernel.cuh bench/probe_util.cuh
 	@mkdir -p $(dir $@)
 	@if [ -z "$(NVCC)" ]; then echo "bench-modes: nvcc not found"; exit 1; fi
 	$(NVCC) $(NVCCFLAGS) -o $@ $<

@@ -12,8 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#define CK(c) do { cudaError_t e_ = (c); if (e_ != cudaSuccess) { fprintf(stderr, "%d %s: %s\n", __LINE__, #c, cudaGetErrorString(e_)); exit(1); } } while (0)
-static int cmpf(const void *a, const void *b) { float p = *(const float *)a, q = *(const float *)b; return (p > q) - (p < q); }
+#include "probe_util.cuh"
 enum { MS = 8 };
 static cudaStream_t s0, sh[MS], sd[MS];
 static cudaEvent_t e0, e1, ej[2 * MS];
@@ -87,7 +86,7 @@ int main(int argc, char **argv) {
     }
     const char *dn[3] = {"H2D", "D2H", "both"};
     for (int i = 0; i < nc; i++) {
-        float *tc = t + (size_t)i * reps; qsort(tc, reps, 4, cmpf);
+        float *tc = t + (size_t)i * reps; qsort(tc, reps, 4, cmp_float);
         size_t np = (c[i].b + c[i].piece - 1) / c[i].piece;
         printf("%3zu MiB %-4s piece %5zu KiB x%3zu S %d %s: median %.4f ms min %.4f  GB/s each way %.1f  (per piece %.2f us)\n", c[i].b >> 20, dn[c[i].dir],
                c[i].piece >> 10, np, c[i].S, c[i].graph ? "graph" : "issue", tc[reps / 2], tc[0], c[i].b / tc[reps / 2] / 1e6, tc[reps / 2] * 1e3 / np);

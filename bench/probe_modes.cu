@@ -44,19 +44,7 @@ __global__ void kernel_stamped(float *a, int offset, unsigned long long *st, uns
     }
 }
 
-#define CK(call)                                                                                  \
-    do {                                                                                          \
-        cudaError_t e_ = (call);                                                                  \
-        if (e_ != cudaSuccess) {                                                                  \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                              \
-        }                                                                                         \
-    } while (0)
-
-static int cmp_float(const void *x, const void *y) {
-    float p = *(const float *)x, q = *(const float *)y;
-    return (p > q) - (p < q);
-}
+#include "probe_util.cuh"
 
 static void launch(int stamps, float *d_a, int off, int count, cudaStream_t st, unsigned long long *stamp,
                    unsigned *done) {

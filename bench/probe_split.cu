@@ -16,13 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#define CK(c) do { cudaError_t e_ = (c); if (e_ != cudaSuccess) { fprintf(stderr, "%d %s: %s\n", __LINE__, #c, cudaGetErrorString(e_)); exit(1); } } while (0)
+#include "probe_util.cuh"
 __device__ __forceinline__ float blog(unsigned i, float a) { float x = (float)i; float s = sinf(x), c = cosf(x); return a + sqrtf(s * s + c * c); }
 __global__ void k_chunk(float *d, unsigned first, unsigned cnt) { unsigned j = blockIdx.x * blockDim.x + threadIdx.x; if (j < cnt) d[j] = blog(first + j, d[j]); }
 __global__ void k_zc(float *h, unsigned first, unsigned last) {
     for (unsigned i = first + blockIdx.x * blockDim.x + threadIdx.x; i < last; i += blockDim.x * gridDim.x) h[i] = blog(i, h[i]);
 }
-static int cmpf(const void *a, const void *b) { float p = *(const float *)a, q = *(const float *)b; return (p > q) - (p < q); }
 
 enum { MAXC = 64 };
 static float *h, *d, *h2, *d2;
@@ -128,7 +127,7 @@ int main(int argc, char **argv) {
         float floor_ms = 0;
         for (int c = 0; c < nc; c++) {
             float *tc = t + (size_t)c * reps;
-            qsort(tc, reps, 4, cmpf);
+            qsort(tc, reps, 4, cmp_float);
             if (c == 0) floor_ms = tc[0];
             printf("2^%d %-24s f %.2f k %2d zc %d/SM: %.3f ms (min %.3f max %.3f)  %.1f GB/s each way  copies-both min/median %.3f %s\n", lg,
                    cases[c].label, cases[c].f, cases[c].k, cases[c].per_sm, tc[reps / 2], tc[0], tc[reps - 1],

@@ -19,8 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#define CK(c) do { cudaError_t e_ = (c); if (e_ != cudaSuccess) { fprintf(stderr, "%d %s: %s\n", __LINE__, #c, cudaGetErrorString(e_)); exit(1); } } while (0)
-static int cmpf(const void *a, const void *b) { float p = *(const float *)a, q = *(const float *)b; return (p > q) - (p < q); }
+#include "probe_util.cuh"
 enum { G = 2 };
 static char *hin[G], *hout[G], *din[G], *dout[G];
 static cudaStream_t sh[G], sd[G];
@@ -118,7 +117,7 @@ int main(int argc, char **argv) {
         double gb[4] = {0, 0, 0, 0}, sum = 0;
         for (int j = 0; j < 4; j++) {
             float *x = &t[((size_t)c * 4 + j) * reps];
-            qsort(x, (size_t)reps, sizeof *x, cmpf);
+            qsort(x, (size_t)reps, sizeof *x, cmp_float);
             float ms = x[reps / 2];
             gb[j] = ms > 0 ? (double)b / (ms * 1e6) : 0;
             sum += gb[j];

@@ -14,14 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CK(call)                                                                               \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
+#include "probe_util.cuh"
 
 __device__ __forceinline__ float blog(unsigned i, float a) {
     float x = (float)i;
@@ -69,13 +62,8 @@ __global__ void zc_vec(float *a, unsigned n) {
         a[i] = blog(i, a[i]);
 }
 
-static int cmp(const void *x, const void *y) {
-    float p = *(const float *)x, q = *(const float *)y;
-    return (p > q) - (p < q);
-}
-
 static void summary(float *t, int n, float *med, float *mn, float *mx) {
-    qsort(t, n, sizeof *t, cmp);
+    qsort(t, n, sizeof *t, cmp_float);
     *med = t[n / 2];
     *mn = t[0];
     *mx = t[n - 1];
