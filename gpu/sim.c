@@ -136,11 +136,13 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
 }
 
 int sim_simulate_plan(const spec_t *spec, const plan_t *plan, const device_info_t *dev, timeline_t *tl,
-                      sl_error_t *err) {
+                      model_device_t *used, sl_error_t *err) {
     model_input_t in;
     int rc = sim_model_input(spec, plan, dev, &in, err);
     if (rc)
         return rc;
+    if (used)
+        *used = in.dev;
     rc = model_simulate(&in, tl, err);
     free(in.ops);
     return rc;
@@ -150,7 +152,8 @@ int sim_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, res
     device_info_t dev;
     sim_device_for(m, spec, 0, &dev);
     timeline_t tl;
-    int rc = sim_simulate_plan(spec, plan, &dev, &tl, err);
+    model_device_t md; /* the hardware channels the model gave the streams, among the rest */
+    int rc = sim_simulate_plan(spec, plan, &dev, &tl, &md, err);
     if (rc)
         return rc;
     int reps = spec->reps_auto ? 3 : spec->reps; /* deterministic: the median is known at once */
@@ -178,9 +181,6 @@ int sim_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, res
     result_summarise(out);
     out->verified = true; /* backend_run checked plan coverage before the run */
     snprintf(out->verification, sizeof out->verification, "plan_coverage");
-    model_device_t md; /* the hardware queues the model gave the streams (its default, or
-                        * STREAMLAB_MODEL_CONNECTIONS), as sim_simulate_plan's input had them */
-    model_default_device(&md);
     out->extra = json_pack("{s:s, s:s, s:i, s:b, s:b}", "device", dev.name, "model", "engine-queue",
                            "connections", md.connections, "channel_pools", md.channel_pools, "deterministic", 1);
     if (out->extra && md.channel_pools && md.connections > 1) { /* the channels the pools held, per kind */
