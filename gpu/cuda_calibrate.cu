@@ -474,7 +474,7 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
          * its closing event on the legacy stream, which waits for every stream with work
          * left.) */
         double chunk_us[BATCHES];
-        const uint64_t chunk = 16384; /* 2^22 elements over 256 streams */
+        const uint64_t chunk = ((uint64_t)1 << 22) / PSTREAMS; /* the seeds' 2^22 elements over the streams */
         for (; made < PSTREAMS; made++)
             CUDA_CHECK(sl_stream_create(&ps[made], cudaStreamDefault));
         for (int r = -1; r < BATCHES; r++) {

@@ -499,7 +499,7 @@ static int serve(void) {
     if (app.cfg.worker_cpu >= 0) {
         /* the workers' CPUs are theirs alone: this thread, and the HTTP and push threads it
          * starts, run on the others */
-        int nw = app.cfg.workers < 0 ? app.machine.device_count : app.cfg.workers;
+        int nw = queue_worker_count(&app, app.cfg.workers);
         if (app_keep_off_cpus(app.cfg.worker_cpu, nw < 1 ? 1 : nw, msg, sizeof msg))
             fprintf(stderr, "streamlab: --worker-cpu: the other threads share the workers' CPUs: %s\n", msg);
     }

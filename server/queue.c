@@ -163,6 +163,11 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
+int queue_worker_count(const app_t *app, int workers) {
+    int n = workers < 0 ? app->machine.device_count : workers;
+    return n > SPEC_MAX_DEVICES ? SPEC_MAX_DEVICES : n;
+}
+
 int queue_start(app_t *app, int workers, queue_t **out, sl_error_t *err) {
     queue_t *q = calloc(1, sizeof *q);
     if (!q)
@@ -177,9 +182,7 @@ int queue_start(app_t *app, int workers, queue_t **out, sl_error_t *err) {
             free(q);
             return sl_error_set(err, SL_E_INTERNAL, "", "cannot create a device lock");
         }
-    int n = workers < 0 ? app->machine.device_count : workers;
-    if (n > SPEC_MAX_DEVICES)
-        n = SPEC_MAX_DEVICES;
+    int n = queue_worker_count(app, workers);
     *out = q;
     for (int i = 0; i < n; i++) {
         worker_t *w = &q->workers[i];

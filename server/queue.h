@@ -8,6 +8,9 @@
 
 typedef struct queue queue_t;
 
+/* How many worker threads queue_start starts for `workers` (-1: one per device), at most
+ * SPEC_MAX_DEVICES. */
+int queue_worker_count(const app_t *app, int workers);
 /* Start `workers` threads (-1: one per device of the machine; 0: none). */
 int queue_start(app_t *app, int workers, queue_t **out, sl_error_t *err);
 /* Wake idle workers: new work was queued. */
