@@ -10,7 +10,7 @@ Printed per point: the run's median total, each way's median-rep timeline span /
 (the stretch; for sampled also / that rep's own total: a run whose host changed pace mid-run, or whose
 reps drew two modes, has no rep at its median; `modes` is the slow group's share of the reps where
 result.rep_modes finds two groups), the shares, the timelines composed, the shares whose closest rep stayed
-off, the lead-in (the median rep's first op start after the rep's start event, in us: time the
+off, the timelines taken whole from one rep with every op traced (closer than the shares'), the lead-in (the median rep's first op start after the rep's start event, in us: time the
 GPU idles while the host issues the first call, inside the total but outside the span; with it,
 `from 0` is that rep's last op end / median total), the seconds each run took, and the cross-check's start and end differences (median and
 largest over the ops, in us). A benchmark: it prints, it asserts nothing.
@@ -75,7 +75,7 @@ def main():
         got = {}
         for p, way, i in ids:
             got[(p, way)] = lab.finished(i, f"{p} {way}", poll_s=0.1)
-        print(f"\n{'point':<20} {'median ms':>9} {'sampled':>8} {'own rep':>7} {'modes':>5} {'shares':>6} {'redone':>6} {'tls':>5} {'off':>5} {'cut':>3} {'lead':>5} {'from 0':>6} {'s':>5} {'all':>6} {'s':>5} "
+        print(f"\n{'point':<20} {'median ms':>9} {'sampled':>8} {'own rep':>7} {'modes':>5} {'shares':>6} {'redone':>6} {'tls':>5} {'off':>5} {'cut':>3} {'whole':>5} {'lead':>5} {'from 0':>6} {'s':>5} {'all':>6} {'s':>5} "
               f"{'cupti xc':>8} {'start med/max us':>16} {'end med/max us':>15}")
         rows, within = [], 0
         for p in points:
@@ -107,7 +107,7 @@ def main():
                 return format(x, fmt) if isinstance(x, (int, float)) else "-"
             slow = modes["slow_reps"] / (modes["slow_reps"] + modes["fast_reps"]) if modes else None
             print(f"2^{lg} {v:<10} x{s:<4} {row['median_ms']:9.3f} {f(st, '8.3f')} {f(st_rep, '7.3f')} {f(slow, '5.0%')} {f(row['shares'], '6d')} {f((row['share_reps'] or {}).get('redone'), '6d')} "
-                  f"{f((row['share_reps'] or {}).get('timelines'), '5d')} {f((row['share_reps'] or {}).get('off'), '5d')} {f((row['share_reps'] or {}).get('cut'), '3d')} "
+                  f"{f((row['share_reps'] or {}).get('timelines'), '5d')} {f((row['share_reps'] or {}).get('off'), '5d')} {f((row['share_reps'] or {}).get('cut'), '3d')} {f((row['share_reps'] or {}).get('whole'), '5d')} "
                   f"{f(lead_us, '5.1f')} {f(from0, '6.3f')} {row['seconds_sampled']:5.1f} {f(row['stretch_all'], '6.3f')} {f(row['seconds_all'], '5.1f')} "
                   f"{f(xc.get('shares'), '8d')} "
                   f"{f(xc.get('start_diff_us_median'), '7.1f')}/{f(xc.get('start_diff_us_max'), '<8.1f')} "

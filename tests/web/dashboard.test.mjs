@@ -639,7 +639,7 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   const offId = `${e.id}-sampled-off`;
   await importAs(other, stretchedId, offId, (b, xe) => {
     xe.spec.trace_ops = 'sampled';
-    xe.result.extra = { ...(xe.result.extra || {}), timing: { shares: 8, share_reps: { timelines: 4, run: 70, redone: 38, off: 5, cut: 1, tolerance_pct: 3 } } };
+    xe.result.extra = { ...(xe.result.extra || {}), timing: { shares: 8, share_reps: { timelines: 4, run: 70, redone: 38, off: 5, cut: 1, whole: 2, tolerance_pct: 3 } } };
   });
   const page4 = await newPage();
   await open(page4, `#/run/${offId}`);
@@ -648,6 +648,9 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   await page4.closeAll();
   check(/5 of the 32 shares' traced repetitions stayed more than 3% off/.test(note4),
     'the note counts the shares whose repetitions stayed off', '5 of the 32 shares\' … stayed more than 3% off', note4);
+  check(/2 of the 4 timelines came whole from one repetition with every operation traced/.test(note4),
+    'the note counts the timelines taken whole from one every-op-traced repetition', '2 of the 4 timelines came whole …', note4);
+  check(!/came whole/.test(note3), 'a run with no whole timeline says none', 'no "came whole"', note3);
   // a CUPTI-timed run says what its recording cost it, from the reps run before CUPTI started
   const cuptiId = `${e.id}-cupti`;
   await importAs(other, stretchedId, cuptiId, (b, xe) => {

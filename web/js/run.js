@@ -300,8 +300,9 @@ async function renderFinished(root, ctx, e) {
 // docs/METHOD.md "The timeline against the total").
 const STRETCH_NOTE_ABOVE = 1.05;
 
-// A sampled timeline's own facts: the rep it belongs to against the median, and the shares
-// whose traced repetitions stayed off after their retries (extra.timing.share_reps).
+// A sampled timeline's own facts: the rep it belongs to against the median, the shares
+// whose traced repetitions stayed off after their retries, and the timelines taken whole
+// from one every-op-traced repetition instead (extra.timing.share_reps).
 function sampledWhy(tl, e) {
   const facts = [];
   const own = typeof tl.rep_ms === 'number' && typeof tl.median_ms === 'number' && tl.median_ms > 0
@@ -316,6 +317,10 @@ function sampledWhy(tl, e) {
     facts.push(`${sr.off} of the ${typeof shares === 'number' && sr.timelines ? shares * sr.timelines : 'composed'}`
       + ' shares\' traced repetitions stayed more than 3% off their repetition\'s total after their retries'
       + ' (events in some of the streams can change how this GPU runs the plan)');
+  }
+  if (sr && sr.whole > 0) {
+    facts.push(`${sr.whole} of the ${sr.timelines ?? '?'} timelines came whole from one repetition with every operation`
+      + ' traced, whose total was closer to its clean repetition\'s than the shares\' were');
   }
   return facts.length ? ` Here: ${facts.join('; ')}.` : '';
 }
