@@ -72,10 +72,18 @@ $(BENCH_COPIES_BIN): bench/probe_copies.cu bench/probe_util.cuh
 	@if [ -z "$(NVCC)" ]; then echo "bench-copies: nvcc not found"; exit 1; fi
 	$(NVCC) $(NVCCFLAGS) -o $@ $<
 
+# ... and whether a copy costs more when the copies come from many streams (1..256:
+# bench/probe_streams.cu), where the many-stream pipelines run slower than the sim says.
+BENCH_STREAMS_BIN := $(BUILD)/bench/probe_streams
+$(BENCH_STREAMS_BIN): bench/probe_streams.cu bench/probe_util.cuh
+	@mkdir -p $(dir $@)
+	@if [ -z "$(NVCC)" ]; then echo "bench-copies: nvcc not found"; exit 1; fi
+	$(NVCC) $(NVCCFLAGS) -o $@ $<
+
 .PHONY: bench-copies
-bench-copies: $(BENCH_COPIES_BIN)
+bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN)
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
-	  echo "bench-copies: skipped (no GPU)"; else $(BENCH_COPIES_BIN) 15; fi
+	  echo "bench-copies: skipped (no GPU)"; else $(BENCH_COPIES_BIN) 15 && $(BENCH_STREAMS_BIN) 11; fi
 
 .PHONY: bench-split
 bench-split: $(BENCH_SPLIT_BIN)
