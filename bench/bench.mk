@@ -80,10 +80,19 @@ $(BENCH_STREAMS_BIN): bench/probe_streams.cu bench/probe_util.cuh
 	@if [ -z "$(NVCC)" ]; then echo "bench-copies: nvcc not found"; exit 1; fi
 	$(NVCC) $(NVCCFLAGS) -o $@ $<
 
+# ... and what a kernel between a stream's copies adds to the many-stream pipelines, even an
+# empty one (bench/probe_pipe.cu)
+BENCH_PIPE_BIN := $(BUILD)/bench/probe_pipe
+$(BENCH_PIPE_BIN): bench/probe_pipe.cu bench/probe_util.cuh bench/seed_kernel.cuh
+	@mkdir -p $(dir $@)
+	@if [ -z "$(NVCC)" ]; then echo "bench-copies: nvcc not found"; exit 1; fi
+	$(NVCC) $(NVCCFLAGS) -o $@ $<
+
 .PHONY: bench-copies
-bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN)
+bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN)
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
-	  echo "bench-copies: skipped (no GPU)"; else $(BENCH_COPIES_BIN) 15 && $(BENCH_STREAMS_BIN) 11; fi
+	  echo "bench-copies: skipped (no GPU)"; else $(BENCH_COPIES_BIN) 15 && $(BENCH_STREAMS_BIN) 11 && \
+	  $(BENCH_PIPE_BIN) 11; fi
 
 .PHONY: bench-split
 bench-split: $(BENCH_SPLIT_BIN)
