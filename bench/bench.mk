@@ -43,6 +43,13 @@ $(BENCH_REF_BIN): bench/ref_overlap.cu bench/seed_kernel.cuh bench/probe_util.cu
 	@if [ -z "$(NVCC)" ]; then echo "bench-gpu: nvcc not found"; exit 1; fi
 	$(NVCC) $(NVCCFLAGS) -o $@ $<
 
+# The plain CUDA probes (bench/probe_*.cu, each behind a bench-* target below): built the same
+# way, one rule for all of them.
+$(BUILD)/bench/probe_%: bench/probe_%.cu bench/probe_util.cuh bench/seed_kernel.cuh
+	@mkdir -p $(dir $@)
+	@if [ -z "$(NVCC)" ]; then echo "$(notdir $@): nvcc not found"; exit 1; fi
+	$(NVCC) $(NVCCFLAGS) -o $@ $<
+
 .PHONY: bench-gpu
 bench-gpu: $(BENCH_GPU_BIN) $(BENCH_REF_BIN)
 	@sh bench/run_gpu.sh $(BENCH_GPU_BIN) $(BENCH_REF_BIN) $(BENCH_GPU_FLAGS)
@@ -51,42 +58,22 @@ bench-gpu: $(BENCH_GPU_BIN) $(BENCH_REF_BIN)
 # DMA alone and both ways (the floor's basis), then the blog kernel in place on a
 # mapped pinned array in several shapes, at 2^22 and 2^25, every rep verified.
 BENCH_ZC_BIN := $(BUILD)/bench/probe_zero_copy
-$(BENCH_ZC_BIN): bench/probe_zero_copy.cu bench/probe_util.cuh
-	@mkdir -p $(dir $@)
-	@if [ -z "$(NVCC)" ]; then echo "bench-zero-copy: nvcc not found"; exit 1; fi
-	$(NVCC) $(NVCCFLAGS) -o $@ $<
 
 # Zero-copy traffic beside the copy engines: their aggregate rate, and pipelines whose
 # fill and drain a zero-copy share could fill (plain CUDA, bench/probe_split.cu).
 BENCH_SPLIT_BIN := $(BUILD)/bench/probe_split
-$(BENCH_SPLIT_BIN): bench/probe_split.cu bench/probe_util.cuh
-	@mkdir -p $(dir $@)
-	@if [ -z "$(NVCC)" ]; then echo "bench-split: nvcc not found"; exit 1; fi
-	$(NVCC) $(NVCCFLAGS) -o $@ $<
 
 # What a copy costs beyond its bytes, in pieces, over streams and from a graph (plain
 # CUDA, bench/probe_copies.cu): the cost that bounds every chunked pipeline.
 BENCH_COPIES_BIN := $(BUILD)/bench/probe_copies
-$(BENCH_COPIES_BIN): bench/probe_copies.cu bench/probe_util.cuh
-	@mkdir -p $(dir $@)
-	@if [ -z "$(NVCC)" ]; then echo "bench-copies: nvcc not found"; exit 1; fi
-	$(NVCC) $(NVCCFLAGS) -o $@ $<
 
 # ... and whether a copy costs more when the copies come from many streams (1..256:
 # bench/probe_streams.cu), where the many-stream pipelines run slower than the sim says.
 BENCH_STREAMS_BIN := $(BUILD)/bench/probe_streams
-$(BENCH_STREAMS_BIN): bench/probe_streams.cu bench/probe_util.cuh
-	@mkdir -p $(dir $@)
-	@if [ -z "$(NVCC)" ]; then echo "bench-copies: nvcc not found"; exit 1; fi
-	$(NVCC) $(NVCCFLAGS) -o $@ $<
 
-# ... and what a kernel between a stream's copies adds to the many-stream pipelines, even an
+# ... and what a kernel in a stream beside its copies adds to the many-stream pipelines, even an
 # empty one (bench/probe_pipe.cu)
 BENCH_PIPE_BIN := $(BUILD)/bench/probe_pipe
-$(BENCH_PIPE_BIN): bench/probe_pipe.cu bench/probe_util.cuh bench/seed_kernel.cuh
-	@mkdir -p $(dir $@)
-	@if [ -z "$(NVCC)" ]; then echo "bench-copies: nvcc not found"; exit 1; fi
-	$(NVCC) $(NVCCFLAGS) -o $@ $<
 
 .PHONY: bench-copies
 bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN)
@@ -107,10 +94,6 @@ bench-zero-copy: $(BENCH_ZC_BIN)
 # Two GPUs' copies beside each other: alone or together, one direction or both, the host side
 # of the two directions on the same pages or on two arrays (plain CUDA, bench/probe_two_gpus.cu).
 BENCH_TWO_GPUS_BIN := $(BUILD)/bench/probe_two_gpus
-$(BENCH_TWO_GPUS_BIN): bench/probe_two_gpus.cu bench/probe_util.cuh
-	@mkdir -p $(dir $@)
-	@if [ -z "$(NVCC)" ]; then echo "bench-two-gpus: nvcc not found"; exit 1; fi
-	$(NVCC) $(NVCCFLAGS) -o $@ $<
 
 .PHONY: bench-two-gpus
 bench-two-gpus: $(BENCH_TWO_GPUS_BIN)
@@ -153,10 +136,6 @@ bench-order: $(BENCH_REF_BIN) $(BENCH_ORDER_LIB)
 # CUPTI's records, the hardware channels each kind of op ran from and the kernels held behind
 # another stream's kernel. BENCH_MODES_FLAGS: --points, --reps, --trials.
 BENCH_MODES_BIN := $(BUILD)/bench/probe_modes
-$(BENCH_MODES_BIN): bench/probe_modes.cu bench/seed_kernel.cuh bench/probe_util.cuh
-	@mkdir -p $(dir $@)
-	@if [ -z "$(NVCC)" ]; then echo "bench-modes: nvcc not found"; exit 1; fi
-	$(NVCC) $(NVCCFLAGS) -o $@ $<
 
 .PHONY: bench-modes
 bench-modes: $(BENCH_MODES_BIN) $(BENCH_ORDER_LIB)
