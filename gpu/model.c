@@ -561,7 +561,9 @@ static void compute_rates(const sim_t *s, double *rate) {
     }
 }
 
-int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
+/* The simulation; sync_done (per input op, or NULL) gets for each PLAN_SYNC the host time
+ * at which it returned. */
+static int simulate(const model_input_t *in, timeline_t *tl, double *sync_done, sl_error_t *err) {
     sim_t s = {.in = in};
     memset(tl, 0, sizeof *tl);
     int rc = prepare(&s, err);
@@ -580,6 +582,7 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
             device_ops++;
     double host_t = 0;
     int waiting = -2; /* -2: not waiting; -1: waiting for all (sync); >= 0: for that op */
+    size_t issued_device_ops = 0, sync_op = 0;
     s.now = 0;
     for (int guard = 0;; guard++) {
         /* 1. the host issues until it must wait */
@@ -607,12 +610,14 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
             } else if (op->kind == PLAN_SYNC) {
                 o->issued = true;
                 waiting = -1;
+                sync_op = hi;
             } else {
                 if (o->queue < 0 && op->kind == PLAN_KERNEL && s.copy_channels > 0)
                     launch_channel(&s, (int)hi);
                 host_t += cost;
                 o->issued = true;
                 o->submit = host_t;
+                issued_device_ops += is_device_op(op->kind);
                 if (is_device_op(op->kind) && op->blocking)
                     waiting = (int)hi;
             }
@@ -621,9 +626,12 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
         /* 2. the device starts what it can */
         while (dispatch_ready(&s)) {
         }
-        /* 3. a waiting host resumes when its condition holds */
-        if (waiting == -1 && done_count == device_ops) {
+        /* 3. a waiting host resumes when its condition holds: a synchronise when all it
+         * issued is done (repetitions: ops issued after it are not waited for) */
+        if (waiting == -1 && done_count == issued_device_ops) {
             host_t = fmax(host_t, s.now) + hc->sync_us;
+            if (sync_done)
+                sync_done[sync_op] = host_t;
             waiting = -2;
             continue;
         }
@@ -720,5 +728,58 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
         timeline_free(tl);
     free(rate);
     sim_free(&s);
+    return rc;
+}
+
+int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
+    return simulate(in, tl, NULL, err);
+}
+
+int model_simulate_reps(const model_input_t *in, int warmup, int reps, timeline_t *tls, sl_error_t *err) {
+    if (warmup < 0 || reps < 1)
+        return sl_error_set(err, SL_E_INVALID, "reps", "repetitions must be at least 1 and warm-ups 0 or more");
+    if (!in->count || in->ops[in->count - 1].kind != PLAN_SYNC)
+        return sl_error_set(err, SL_E_INVALID, "ops", "a repeated plan ends with a synchronise");
+    size_t per = in->count, runs = (size_t)warmup + (size_t)reps, n = per * runs, per_tl = 0;
+    for (size_t i = 0; i < per; i++)
+        per_tl += is_device_op(in->ops[i].kind) || in->ops[i].kind == PLAN_HOST;
+    model_input_t all = *in;
+    model_op_t *ops = malloc(n * sizeof *ops);
+    double *sync_done = calloc(n, sizeof *sync_done);
+    if (!ops || !sync_done) {
+        free(ops);
+        free(sync_done);
+        return sl_error_set(err, SL_E_NOMEM, "", "out of memory in the model");
+    }
+    for (size_t r = 0; r < runs; r++)
+        memcpy(ops + r * per, in->ops, per * sizeof *ops);
+    memset(tls, 0, (size_t)reps * sizeof *tls);
+    all.ops = ops;
+    all.count = n;
+    timeline_t tl;
+    int rc = simulate(&all, &tl, sync_done, err);
+    double start = 0;
+    for (size_t r = 0; rc == SL_OK && r < runs; r++) {
+        double end = sync_done[(r + 1) * per - 1];
+        if (r >= (size_t)warmup) {
+            timeline_t *t = &tls[r - (size_t)warmup];
+            for (size_t i = r * per_tl; i < (r + 1) * per_tl && rc == SL_OK; i++) {
+                op_event_t ev = tl.ops[i];
+                ev.start_us -= start;
+                ev.end_us -= start;
+                if (timeline_push(t, &ev))
+                    rc = sl_error_set(err, SL_E_NOMEM, "", "out of memory in the model");
+            }
+            t->total_us = end - start;
+        }
+        start = end;
+    }
+    if (rc)
+        for (size_t r = (size_t)warmup; r < runs; r++)
+            timeline_free(&tls[r - (size_t)warmup]);
+    if (tl.ops)
+        timeline_free(&tl);
+    free(ops);
+    free(sync_done);
     return rc;
 }

@@ -135,15 +135,15 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
     return SL_OK;
 }
 
-int sim_simulate_plan(const spec_t *spec, const plan_t *plan, const device_info_t *dev, timeline_t *tl,
-                      model_device_t *used, sl_error_t *err) {
+int sim_simulate_plan(const spec_t *spec, const plan_t *plan, const device_info_t *dev, int warmup,
+                      timeline_t *tl, model_device_t *used, sl_error_t *err) {
     model_input_t in;
     int rc = sim_model_input(spec, plan, dev, &in, err);
     if (rc)
         return rc;
     if (used)
         *used = in.dev;
-    rc = model_simulate(&in, tl, err);
+    rc = model_simulate_reps(&in, warmup, 1, tl, err);
     free(in.ops);
     return rc;
 }
@@ -151,33 +151,28 @@ int sim_simulate_plan(const spec_t *spec, const plan_t *plan, const device_info_
 int sim_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, result_t *out, sl_error_t *err) {
     device_info_t dev;
     sim_device_for(m, spec, 0, &dev);
-    timeline_t tl;
-    model_device_t md; /* the hardware channels the model gave the streams, among the rest */
-    int rc = sim_simulate_plan(spec, plan, &dev, &tl, &md, err);
+    model_input_t in;
+    int rc = sim_model_input(spec, plan, &dev, &in, err);
     if (rc)
         return rc;
-    int reps = spec->reps_auto ? 3 : spec->reps; /* deterministic: the median is known at once */
+    model_device_t md = in.dev; /* the hardware channels the model gave the streams, among the rest */
+    /* the warm-ups and reps back to back, as the CUDA backend runs them: the device's
+     * state carries from one to the next (model_simulate_reps); deterministic, so auto
+     * reps stop at 3 */
+    int reps = spec->reps_auto ? 3 : spec->reps;
     out->backend = BACKEND_SIM;
     out->reps = reps;
     out->rep_ms = calloc((size_t)reps, sizeof *out->rep_ms);
     out->timelines = calloc((size_t)reps, sizeof *out->timelines);
-    if (!out->rep_ms || !out->timelines) {
-        timeline_free(&tl);
-        return sl_error_set(err, SL_E_NOMEM, "", "out of memory storing the simulated reps");
-    }
-    for (int r = 0; r < reps; r++) {
-        out->rep_ms[r] = tl.total_us / 1000.0;
-        timeline_t *t = &out->timelines[r];
-        t->ops = malloc((tl.count ? tl.count : 1) * sizeof *t->ops);
-        if (!t->ops) {
-            timeline_free(&tl);
-            return sl_error_set(err, SL_E_NOMEM, "", "out of memory storing the simulated reps");
-        }
-        memcpy(t->ops, tl.ops, tl.count * sizeof *t->ops);
-        t->count = t->cap = tl.count;
-        t->total_us = tl.total_us;
-    }
-    timeline_free(&tl);
+    if (!out->rep_ms || !out->timelines)
+        rc = sl_error_set(err, SL_E_NOMEM, "", "out of memory storing the simulated reps");
+    if (rc == SL_OK)
+        rc = model_simulate_reps(&in, spec->warmup, reps, out->timelines, err);
+    free(in.ops);
+    if (rc)
+        return rc;
+    for (int r = 0; r < reps; r++)
+        out->rep_ms[r] = out->timelines[r].total_us / 1000.0;
     result_summarise(out);
     out->verified = true; /* backend_run checked plan coverage before the run */
     snprintf(out->verification, sizeof out->verification, "plan_coverage");
