@@ -47,7 +47,7 @@ BIN := $(BUILD)/streamlab
 # keep every intermediate object (make would delete them after each test link)
 .SECONDARY:
 
-.PHONY: all run test test-unit test-api test-web test-san test-gpu test-crash deps web-vendor clean bench-gpu bench-model replay-model bench-http bench-zero-copy bench-copies fuzz
+.PHONY: all run test test-unit test-api test-web test-san test-gpu test-crash deps web-vendor clean bench-gpu bench-model replay-model bench-http bench-zero-copy bench-copies bench-host fuzz
 all: $(BIN) web-vendor
 
 $(BIN): $(SERVER_OBJ) $(CORE_OBJ)

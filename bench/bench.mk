@@ -81,6 +81,15 @@ bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN)
 	  echo "bench-copies: skipped (no GPU)"; else $(BENCH_COPIES_BIN) 15 && $(BENCH_STREAMS_BIN) 11 && \
 	  $(BENCH_PIPE_BIN) 11; fi
 
+# What issuing a chunk of the seeds' step costs the host, by size, streams, what the host did
+# before the rep and whether the device's queue was full (plain CUDA, bench/probe_host.cu).
+BENCH_HOST_BIN := $(BUILD)/bench/probe_host
+
+.PHONY: bench-host
+bench-host: $(BENCH_HOST_BIN)
+	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
+	  echo "bench-host: skipped (no GPU)"; else $(BENCH_HOST_BIN) 9; fi
+
 .PHONY: bench-split
 bench-split: $(BENCH_SPLIT_BIN)
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
