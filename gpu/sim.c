@@ -1,6 +1,8 @@
 /* sim.c — the simulated device: a plan replayed on the engine-queue model (model.c)
- * with durations from the device's calibration. Deterministic: every repetition gives
- * the same timeline, so the sim's "verified" means the plan covers each element once
+ * with durations from the device's calibration, its warm-ups and reps back to back on one
+ * device state as a CUDA run makes them. Deterministic: the same spec gives the same reps
+ * (after a warm-up they are the steady state's; with warmup 0 the first is a cold
+ * device's), and the sim's "verified" means the plan covers each element once
  * (plan_check_coverage), said as verification "plan_coverage". */
 #include "sim.h"
 
