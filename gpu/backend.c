@@ -155,7 +155,7 @@ static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machi
     double tax = 0, issue = 0;
     json_t *bt = b.extra ? json_object_get(b.extra, "timing") : NULL;
     if (rc == SL_OK && bt) {
-        if (basis.timing == TIMING_EVENTS) {
+        if (basis.timing == TIMING_EVENTS && b.backend == BACKEND_CUDA) { /* the sim's ops pay no events */
             trace_remove_event_tax(&trace, b.total_ms.median * 1000.0, EVENT_TAX_CAP_US, &tax);
             params.dev.copy_overlap_us = PREDICT_DETAXED_COPY_OVERLAP_US;
         }

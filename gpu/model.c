@@ -561,9 +561,9 @@ static void compute_rates(const sim_t *s, double *rate) {
     }
 }
 
-/* The simulation; sync_done (per input op, or NULL) gets for each PLAN_SYNC the host time
- * at which it returned. */
-static int simulate(const model_input_t *in, timeline_t *tl, double *sync_done, sl_error_t *err) {
+/* The simulation; host_done (per input op, or NULL) gets the host time at which the op's
+ * issue returned (a PLAN_SYNC's: its wait). */
+static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, sl_error_t *err) {
     sim_t s = {.in = in};
     memset(tl, 0, sizeof *tl);
     int rc = prepare(&s, err);
@@ -618,6 +618,8 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *sync_done, 
                 o->issued = true;
                 o->submit = host_t;
                 issued_device_ops += is_device_op(op->kind);
+                if (host_done)
+                    host_done[hi] = host_t;
                 if (is_device_op(op->kind) && op->blocking)
                     waiting = (int)hi;
             }
@@ -630,8 +632,8 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *sync_done, 
          * issued is done (repetitions: ops issued after it are not waited for) */
         if (waiting == -1 && done_count == issued_device_ops) {
             host_t = fmax(host_t, s.now) + hc->sync_us;
-            if (sync_done)
-                sync_done[sync_op] = host_t;
+            if (host_done)
+                host_done[sync_op] = host_t;
             waiting = -2;
             continue;
         }
@@ -735,7 +737,8 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
     return simulate(in, tl, NULL, err);
 }
 
-int model_simulate_reps(const model_input_t *in, int warmup, int reps, timeline_t *tls, sl_error_t *err) {
+int model_simulate_reps(const model_input_t *in, int warmup, int reps, timeline_t *tls, double *issue_us,
+                        sl_error_t *err) {
     if (warmup < 0 || reps < 1)
         return sl_error_set(err, SL_E_INVALID, "reps", "repetitions must be at least 1 and warm-ups 0 or more");
     if (!in->count || in->ops[in->count - 1].kind != PLAN_SYNC)
@@ -745,10 +748,10 @@ int model_simulate_reps(const model_input_t *in, int warmup, int reps, timeline_
         per_tl += is_device_op(in->ops[i].kind) || in->ops[i].kind == PLAN_HOST;
     model_input_t all = *in;
     model_op_t *ops = malloc(n * sizeof *ops);
-    double *sync_done = calloc(n, sizeof *sync_done);
-    if (!ops || !sync_done) {
+    double *host_done = calloc(n, sizeof *host_done);
+    if (!ops || !host_done) {
         free(ops);
-        free(sync_done);
+        free(host_done);
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory in the model");
     }
     for (size_t r = 0; r < runs; r++)
@@ -757,10 +760,10 @@ int model_simulate_reps(const model_input_t *in, int warmup, int reps, timeline_
     all.ops = ops;
     all.count = n;
     timeline_t tl;
-    int rc = simulate(&all, &tl, sync_done, err);
+    int rc = simulate(&all, &tl, host_done, err);
     double start = 0;
     for (size_t r = 0; rc == SL_OK && r < runs; r++) {
-        double end = sync_done[(r + 1) * per - 1];
+        double end = host_done[(r + 1) * per - 1];
         if (r >= (size_t)warmup) {
             timeline_t *t = &tls[r - (size_t)warmup];
             for (size_t i = r * per_tl; i < (r + 1) * per_tl && rc == SL_OK; i++) {
@@ -771,6 +774,13 @@ int model_simulate_reps(const model_input_t *in, int warmup, int reps, timeline_
                     rc = sl_error_set(err, SL_E_NOMEM, "", "out of memory in the model");
             }
             t->total_us = end - start;
+            if (issue_us) { /* from the rep's start to the return of its last device op's issue */
+                double last = start;
+                for (size_t i = r * per; i < (r + 1) * per; i++)
+                    if (is_device_op(all.ops[i].kind))
+                        last = fmax(last, host_done[i]);
+                issue_us[r - (size_t)warmup] = last - start;
+            }
         }
         start = end;
     }
@@ -780,6 +790,6 @@ int model_simulate_reps(const model_input_t *in, int warmup, int reps, timeline_
     if (tl.ops)
         timeline_free(&tl);
     free(ops);
-    free(sync_done);
+    free(host_done);
     return rc;
 }

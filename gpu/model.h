@@ -111,10 +111,13 @@ int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err);
  * copy engine serves, which kernel channels were used last and when their kernels ended)
  * carries over, as it does on the hardware. tls (reps of them) gets each measured
  * repetition's timeline, its times from the repetition's start (the host returning from
- * the previous one's synchronise) and total_us to its own synchronise's return. On the
+ * the previous one's synchronise) and total_us to its own synchronise's return; issue_us
+ * (reps of them, or NULL) how long the host took to issue each (to its last device op's
+ * return: what the CUDA backend's extra.timing.issue_us_clean measures). On the
  * simulated H100, 2^25 async_v1 x256 runs 4.03 ms cold and 4.39 ms from the second
  * repetition on, as the lent H100s' tables do (4.18-4.33). */
-int model_simulate_reps(const model_input_t *in, int warmup, int reps, timeline_t *tls, sl_error_t *err);
+int model_simulate_reps(const model_input_t *in, int warmup, int reps, timeline_t *tls, double *issue_us,
+                        sl_error_t *err);
 
 /* The simulated H100 (sim backend defaults, measured on the lent H100s). */
 void model_default_device(model_device_t *d);

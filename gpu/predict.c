@@ -501,7 +501,7 @@ int predict_timeline(const trace_t *trace, const predict_params_t *p, variant_t 
             }
         }
     }
-    if ((rc = model_simulate_reps(&in, PREDICT_WARMUP, 1, tl, err)))
+    if ((rc = model_simulate_reps(&in, PREDICT_WARMUP, 1, tl, NULL, err)))
         goto done;
     if (derived) {
         json_t *ov = json_object();

@@ -89,6 +89,13 @@ static void sim_setup(machine_info_t *m, spec_t *s, variant_t v, uint64_t size) 
     s->reps = 1;
 }
 
+/* async_v1 over `streams` streams of one chunk each, 3 reps */
+static void sim_setup_streams(machine_info_t *m, spec_t *s, uint64_t size, int streams) {
+    sim_setup(m, s, VARIANT_ASYNC_V1, size);
+    s->streams = s->chunks = streams;
+    s->reps = 3;
+}
+
 TEST(one_stream_is_strictly_serial) {
     model_op_t ops[12];
     size_t n = 0;
@@ -808,7 +815,7 @@ TEST(repetitions_carry_the_devices_state) {
     timeline_t one, tls[3];
     sl_error_t err = {0};
     CHECK_INT(SL_OK, model_simulate(&in, &one, &err));
-    CHECK_INT(SL_OK, model_simulate_reps(&in, 0, 3, tls, &err));
+    CHECK_INT(SL_OK, model_simulate_reps(&in, 0, 3, tls, NULL, &err));
     CHECK_NEAR(25.0, one.total_us, 1e-9);
     CHECK_NEAR(one.total_us, tls[0].total_us, 1e-12);
     CHECK_INT((int)one.count, (int)tls[0].count);
@@ -823,14 +830,23 @@ TEST(repetitions_carry_the_devices_state) {
     timeline_free(&one);
     for (int r = 0; r < 3; r++)
         timeline_free(&tls[r]);
+    /* with a host cost of 1 a copy, each rep's issue ends at 2 from its start */
+    double issue[3];
+    in.host.copy_submit_us = 1;
+    CHECK_INT(SL_OK, model_simulate_reps(&in, 0, 3, tls, issue, &err));
+    for (int r = 0; r < 3; r++) {
+        CHECK_NEAR(2.0, issue[r], 1e-9);
+        timeline_free(&tls[r]);
+    }
+    in.host.copy_submit_us = 0;
     /* one warm-up, then one: the warm repetition */
-    CHECK_INT(SL_OK, model_simulate_reps(&in, 1, 1, tls, &err));
+    CHECK_INT(SL_OK, model_simulate_reps(&in, 1, 1, tls, NULL, &err));
     CHECK_NEAR(28.0, tls[0].total_us, 1e-9);
     timeline_free(&tls[0]);
-    CHECK_INT(SL_E_INVALID, model_simulate_reps(&in, 0, 0, tls, &err));
-    CHECK_INT(SL_E_INVALID, model_simulate_reps(&in, -1, 1, tls, &err));
+    CHECK_INT(SL_E_INVALID, model_simulate_reps(&in, 0, 0, tls, NULL, &err));
+    CHECK_INT(SL_E_INVALID, model_simulate_reps(&in, -1, 1, tls, NULL, &err));
     in.count = 2; /* no synchronise at the end */
-    CHECK_INT(SL_E_INVALID, model_simulate_reps(&in, 0, 1, tls, &err));
+    CHECK_INT(SL_E_INVALID, model_simulate_reps(&in, 0, 1, tls, NULL, &err));
 }
 
 /* The sim runs a spec's warm-ups and reps back to back. On the H100 profile, 2^25 async_v1
@@ -840,9 +856,7 @@ TEST(repetitions_carry_the_devices_state) {
 TEST(the_sims_reps_are_warm) {
     machine_info_t m;
     spec_t s;
-    sim_setup(&m, &s, VARIANT_ASYNC_V1, 1u << 25);
-    s.streams = s.chunks = 256;
-    s.reps = 3;
+    sim_setup_streams(&m, &s, 1u << 25, 256);
     plan_t plan;
     model_input_t in;
     timeline_t cold;
@@ -859,6 +873,32 @@ TEST(the_sims_reps_are_warm) {
     timeline_free(&cold);
     free(in.ops);
     plan_free(&plan);
+}
+
+/* The sim says how long the host took to issue a rep (extra.timing.issue_us_clean, as the
+ * CUDA backend reports its clean reps'): the plan's calls at the profile's costs. 2^22 async_v1
+ * x256 on the H100 profile: 256 chunks of two copies and a launch, nothing to wait for, so
+ * 256 x (2 copy_submit_us + kernel_launch_us) from the rep's start; at that many streams
+ * that is most of the rep (host-bound), and at 2^25 x8 a sliver of it. */
+TEST(the_sim_says_how_long_the_host_took_to_issue) {
+    machine_info_t m;
+    spec_t s;
+    sim_setup_streams(&m, &s, 1u << 22, 256);
+    const calibration_t *c = &m.devices[0].calib;
+    result_t r;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
+    double issue = json_number_value(json_object_get(json_object_get(r.extra, "timing"), "issue_us_clean"));
+    CHECK_NEAR(256 * (2 * c->copy_submit_us + c->kernel_launch_us), issue, 1e-6);
+    CHECK(issue > 0.8 * r.total_ms.median * 1e3 && issue < r.total_ms.median * 1e3);
+    result_free(&r);
+    s.size = 1u << 25;
+    s.streams = s.chunks = 8;
+    CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
+    issue = json_number_value(json_object_get(json_object_get(r.extra, "timing"), "issue_us_clean"));
+    CHECK_NEAR(8 * (2 * c->copy_submit_us + c->kernel_launch_us), issue, 1e-6);
+    CHECK(issue < 0.05 * r.total_ms.median * 1e3);
+    result_free(&r);
 }
 
 /* Channel pools (the default): copies take their direction's channels in turn, and the
@@ -1249,6 +1289,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(copies_from_another_stream_pay_the_switch),
     TEST_ENTRY(repetitions_carry_the_devices_state),
     TEST_ENTRY(the_sims_reps_are_warm),
+    TEST_ENTRY(the_sim_says_how_long_the_host_took_to_issue),
     TEST_ENTRY(pools_the_copy_engine_drains_a_channel_then_the_next),
     TEST_ENTRY(pools_a_kernel_takes_an_idle_channel_else_waits_behind_another_streams),
     TEST_ENTRY(the_sim_is_the_h100_profile),

@@ -477,6 +477,36 @@ test('run detail: reps in two groups are told under the total, with how they lie
   await page.closeAll();
 });
 
+test('run detail: how long the host took to issue a rep, and whether it set the pace', async () => {
+  const page = await newPage();
+  const cases = [
+    { spec: { variant: 'async_v1', streams: 256, size: 2 ** 22, reps: 3, label: 'web-test host-bound' }, pace: 'the host sets the pace: more streams will not help' },
+    { spec: { variant: 'async_v1', streams: 8, size: 2 ** 25, reps: 3, label: 'web-test gpu-bound' }, pace: 'the GPU sets the pace' },
+  ];
+  for (const c of cases) {
+    const r = await apiCall('POST', '/api/experiments', c.spec);
+    check(r.status === 202, `POST a sim run (${c.spec.label})`, 202, `${r.status} ${r.text}`);
+    const e = await waitFinished(r.json.id);
+    const us = e.result?.extra?.timing?.issue_us_clean;
+    check(e.status === 'done' && us > 0 && us / 1000 < e.result.total_ms.median, 'the sim reports its issue time, under the total',
+      '0 < issue_us_clean < total', `${e.status} ${us} / ${e.result?.total_ms?.median}`);
+    await open(page, `#/run/${e.id}`);
+    await page.waitForSelector('#summary', { timeout: 10000 });
+    const line = await page.$eval('#host-issue', (el) => el.textContent).catch(() => null);
+    const per = Number((us / c.spec.streams).toPrecision(3)).toLocaleString('en-US', { maximumFractionDigits: 6 });
+    const want = new RegExp(`^host issue [0-9.,]+ (ms|µs) \\(${per.replace('.', '\\.')} µs a chunk; calibrated [0-9.]+\\): [0-9.]+ % of the total, ${c.pace}$`);
+    check(line && want.test(line), `the total card says the host's issue time and who set the pace (${c.spec.label})`, want.source, line);
+  }
+  // a blocking copy holds the host: no such line for the sequential variant
+  const r = await apiCall('POST', '/api/experiments', { variant: 'sequential', size: 2 ** 22, reps: 3, label: 'web-test sequential' });
+  const e = await waitFinished(r.json.id);
+  await open(page, `#/run/${e.id}`);
+  await page.waitForSelector('#summary', { timeout: 10000 });
+  check(!(await page.$('#host-issue')), 'a sequential run has no host-issue line', 'absent', 'present');
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
 test('run detail: the Gantt timeline has one lane per stream, hover and zoom work', async () => {
   const target = state.sweepPoints.find((e) => e.spec.variant === 'async_v1' && e.spec.streams === 32);
   check(target, 'the sweep has an async_v1 32-stream point', 'present', 'absent');

@@ -86,6 +86,27 @@ function repModes(m) {
     `${twoGroups(m)}${m.outliers ? ` (${m.outliers} outlier${m.outliers > 1 ? 's' : ''} left out)` : ''}; ${where}`);
 }
 
+// How long the host took to issue a rep (extra.timing.issue_us_clean: the clean reps' median,
+// server/API.md) against the total and the machine's calibrated cost of a chunk's three calls:
+// where the issue is most of the rep, the host sets the pace and more streams will not help.
+// Pipelines of non-blocking calls only: a blocking copy holds the host until it is done.
+const ISSUED = new Set(['async_v1', 'async_v2', 'round_robin', 'engine_streams', 'multi_gpu', 'tuned']);
+function hostIssue(e, machine) {
+  const us = e.result?.extra?.timing?.issue_us_clean;
+  const total = totalMs(e);
+  if (!(us > 0) || !(total > 0) || !ISSUED.has(e.spec?.variant) || e.spec?.host_memory === 'pageable') return null;
+  const chunks = e.spec.chunks || e.spec.streams || 1;
+  const copy = deepFind(machine, 'copy_submit_us');
+  const launch = deepFind(machine, 'kernel_launch_us');
+  const cal = copy > 0 && launch > 0 ? 2 * copy + launch : null;
+  const share = us / 1000 / total;
+  const pace = share >= 0.9 ? 'the host sets the pace: more streams will not help'
+    : share >= 0.5 ? 'the host takes most of the rep' : 'the GPU sets the pace';
+  return h('div', { class: 'stat-sub', id: 'host-issue', title: 'the clean reps\' median time from the start event\'s record to the stop event\'s' },
+    `host issue ${fmtMs(us / 1000)} (${fmtNum(us / chunks)} µs a chunk${cal ? `; calibrated ${fmtNum(cal)}` : ''}): `
+    + `${fmtPct(Math.min(share, 1))} of the total, ${pace}`);
+}
+
 function summaryCards(e, machine) {
   const r = e.result || {};
   const t = r.total_ms || {};
@@ -96,6 +117,7 @@ function summaryCards(e, machine) {
     card('total, median of reps', fmtMs(t.median),
       h('div', { class: 'stat-sub' }, `min ${fmtMs(t.min)} · max ${fmtMs(t.max)} · σ ${fmtMs(t.stddev)}`),
       repModes(r.rep_modes),
+      hostIssue(e, machine),
       h('div', { class: 'reps-chart' }, h('canvas', { id: 'reps-canvas' }))),
     card('efficiency = floor / total', fmtPct(r.efficiency), meter(r.efficiency, '#7ee0a8'),
       h('div', { class: 'stat-sub' }, `floor ${fmtMs(r.floor_ms)} from the machine’s calibration`)),
