@@ -562,7 +562,7 @@ static void compute_rates(const sim_t *s, double *rate) {
 }
 
 /* The simulation; host_done (per input op, or NULL) gets the host time at which the op's
- * issue returned (a PLAN_SYNC's: its wait). */
+ * issue returned (a blocking op's and a PLAN_SYNC's: when the host's wait ended). */
 static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, sl_error_t *err) {
     sim_t s = {.in = in};
     memset(tl, 0, sizeof *tl);
@@ -639,6 +639,8 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
         }
         if (waiting >= 0 && s.st[waiting].done) {
             host_t = fmax(host_t, s.st[waiting].end);
+            if (host_done) /* a blocking op's issue returns when it is done */
+                host_done[waiting] = host_t;
             waiting = -2;
             continue;
         }

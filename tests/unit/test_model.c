@@ -899,6 +899,14 @@ TEST(the_sim_says_how_long_the_host_took_to_issue) {
     CHECK_NEAR(8 * (2 * c->copy_submit_us + c->kernel_launch_us), issue, 1e-6);
     CHECK(issue < 0.05 * r.total_ms.median * 1e3);
     result_free(&r);
+    /* sequential: cudaMemcpy holds the host until the copy is done, so the issue runs to
+     * the D2H's end, as the CUDA backend's clock would say */
+    s.variant = VARIANT_SEQUENTIAL;
+    s.streams = s.chunks = 1;
+    CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
+    issue = json_number_value(json_object_get(json_object_get(r.extra, "timing"), "issue_us_clean"));
+    CHECK(issue > 0.95 * r.total_ms.median * 1e3 && issue <= r.total_ms.median * 1e3);
+    result_free(&r);
 }
 
 /* Channel pools (the default): copies take their direction's channels in turn, and the
