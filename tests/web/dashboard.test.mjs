@@ -814,6 +814,12 @@ test('compare: runs from two machines side by side, ratios and machine propertie
   const ratios = await page.$$eval('#ratio-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td.ratio')].map((td) => td.textContent)));
   check(ratios.length === 3, 'a ratio row per configuration', 3, ratios.length);
   check(ratios.every((r) => r.length === 1 && /^2(\.0+)?×$/.test(r[0])), 'the other machine is 2× the baseline', '2×', ratios);
+  // how long the host took to issue a chunk, each machine's (the imported copy keeps the sim's)
+  const issues = await page.$$eval('#ratio-table tbody tr td.issue', (tds) => tds.map((td) => td.textContent));
+  const perChunk = (e) => Number((e.result.extra.timing.issue_us_clean / e.spec.chunks).toPrecision(3)).toLocaleString('en-US', { maximumFractionDigits: 6 });
+  const wantIssues = [1, 4, 16].map((n) => state.sweepPoints.find((x) => x.spec.variant === 'async_v1' && x.spec.streams === n))
+    .map((e) => `${perChunk(e)} / ${perChunk(e)}`);
+  check(JSON.stringify(issues) === JSON.stringify(wantIssues), 'the host issue per chunk of each run, machine by machine', wantIssues, issues);
   const props = await page.$$eval('#machines-card thead th', (ths) => ths.length);
   check(props === 3, 'machines side by side: a column per machine', '3 columns (property + 2)', props);
   const differs = await page.$$eval('#machines-card tr.differs th', (ths) => ths.map((th) => th.textContent));

@@ -53,6 +53,14 @@ function ratioCell(r) {
   return h('td', { class: `num ratio ${cls}` }, `${fmtNum(r)}×`);
 }
 
+// How long the host took to issue a chunk of a run, its clean reps' median (extra.timing.issue_us_clean
+// over the chunks): at a host-bound point the host's own pace, which moves between runs.
+function issuePerChunk(e) {
+  const us = e?.result?.extra?.timing?.issue_us_clean;
+  const chunks = e?.spec?.chunks || e?.spec?.streams || 1;
+  return us > 0 ? fmtNum(us / chunks) : '—';
+}
+
 export async function render(root, ctx) {
   const ids = (ctx.params.get('ids') || '').split(',').filter(Boolean);
   root.append(h('section', { class: 'page-head' }, h('h1', {}, 'Compare'),
@@ -208,7 +216,8 @@ export async function render(root, ctx) {
     h('div', { class: 'scroll-x' }, h('table', { class: 'grid', id: 'ratio-table' },
       h('thead', {}, h('tr', {}, h('th', {}, 'configuration'),
         sourceKeys.map((k) => h('th', { dataset: { source: k } }, chip(k))),
-        ratioHead, h('th', {}, 'efficiency'), h('th', {}, 'overlap'))),
+        ratioHead, h('th', {}, 'efficiency'), h('th', {}, 'overlap'),
+        h('th', { title: 'the clean reps\' median issue time over the chunks (extra.timing.issue_us_clean): where two runs differ at a host-bound point, the host may be why' }, 'host issue, µs a chunk'))),
       h('tbody', {}, cfgs.map((c) => {
         const base = multi ? pick(c, baseSource) : pick(baseCfg, sourceKeys[0]);
         const b = base ? totalMs(base) : NaN;
@@ -224,7 +233,8 @@ export async function render(root, ctx) {
             return ratioCell(e ? totalMs(e) / b : NaN);
           }) : ratioCell(totalMs(pick(c, sourceKeys[0])) / b),
           h('td', { class: 'num' }, sourceKeys.map((k) => fmtPct(pick(c, k)?.result?.efficiency)).join(' / ')),
-          h('td', { class: 'num' }, sourceKeys.map((k) => fmtPct(pick(c, k)?.result?.overlap)).join(' / ')));
+          h('td', { class: 'num' }, sourceKeys.map((k) => fmtPct(pick(c, k)?.result?.overlap)).join(' / ')),
+          h('td', { class: 'num issue' }, sourceKeys.map((k) => issuePerChunk(pick(c, k))).join(' / ')));
       })))),
     h('p', { class: 'hint' }, 'A ratio below 1 (green) is faster than the baseline; above 1 (red) slower. “sim” marks a simulated source: the simulator with that machine’s calibration, not a measurement.')));
 
