@@ -54,9 +54,10 @@ function ratioCell(r) {
 }
 
 // How long the host took to issue a chunk of a run, its clean reps' median (extra.timing.issue_us_clean
-// over the chunks): at a host-bound point the host's own pace, which moves between runs.
+// over the chunks): at a host-bound point the host's own pace, which moves between runs. Not for
+// tuned, whose stored spec is the request and not the chunks it chose.
 function issuePerChunk(e) {
-  const us = e?.result?.extra?.timing?.issue_us_clean;
+  const us = e?.spec?.variant === 'tuned' ? 0 : e?.result?.extra?.timing?.issue_us_clean;
   const chunks = e?.spec?.chunks || e?.spec?.streams || 1;
   return us > 0 ? fmtNum(us / chunks) : '—';
 }

@@ -89,8 +89,9 @@ function repModes(m) {
 // How long the host took to issue a rep (extra.timing.issue_us_clean: the clean reps' median,
 // server/API.md) against the total and the machine's calibrated cost of a chunk's three calls:
 // where the issue is most of the rep, the host sets the pace and more streams will not help.
-// Pipelines of non-blocking calls only: a blocking copy holds the host until it is done.
-const ISSUED = new Set(['async_v1', 'async_v2', 'round_robin', 'engine_streams', 'multi_gpu', 'tuned']);
+// Pipelines of non-blocking calls only (a blocking copy holds the host until it is done), and
+// not tuned, whose stored spec is the request and not the chunks it chose.
+const ISSUED = new Set(['async_v1', 'async_v2', 'round_robin', 'engine_streams', 'multi_gpu']);
 function hostIssue(e, machine) {
   const us = e.result?.extra?.timing?.issue_us_clean;
   const total = totalMs(e);
