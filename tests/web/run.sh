@@ -49,10 +49,19 @@ if [ ! -x /usr/bin/chromium ]; then
     fi
 fi
 
-# node modules (puppeteer-core), from the lock file
+# node modules (puppeteer-core), from the lock file. The registry has stalled an install for
+# over 15 minutes with its sockets open (2026-11-26): each try gets 5 minutes, three tries.
 if [ ! -d "$here/node_modules/puppeteer-core" ]; then
-    (cd "$here" && npm ci --no-audit --no-fund --silent) >"$tmp/npm.log" 2>&1 ||
-        { tail -n 20 "$tmp/npm.log" >&2; fail_setup "npm ci in tests/web failed"; }
+    tries=0
+    until (cd "$here" && timeout 300 npm ci --no-audit --no-fund --silent) >>"$tmp/npm.log" 2>&1; do
+        tries=$((tries + 1))
+        if [ "$tries" -ge 3 ]; then
+            tail -n 20 "$tmp/npm.log" >&2
+            fail_setup "npm ci in tests/web failed (3 tries)"
+        fi
+        echo "web: npm ci in tests/web failed or stalled; trying again" >&2
+        rm -rf "$here/node_modules"
+    done
 fi
 
 # the dashboard needs Chart.js in web/vendor (make web-vendor)
