@@ -1153,9 +1153,15 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     /* ---- host memory: the array (input, then output), the CPU reference ---- */
     CUDA_CHECK(cudaSetDevice(r.dev[0].ordinal));
     if (r.pinned) {
-        /* portable: pinned for every device of a multi_gpu run */
-        CUDA_CHECK(sl_host_alloc((void **)&r.h_buf, bytes,
-                                 cudaHostAllocPortable | (plan->zero_copy ? cudaHostAllocMapped : 0u)));
+        /* A copy pipeline on one device gets what the seeds' cudaMallocHost gives (as
+         * bench/ref_overlap.cu has it); portable where a multi_gpu run's devices all copy
+         * from it, and for zero-copy's mapped array as before. On two lent H100s
+         * (2026-11-26, GPU-9071ff07 and GPU-ef2bc1ef, 8 alternating rounds) 2^22 async_v1
+         * x1-x16 ran 0.2-1.3 points closer to the plain program so (METHOD.md). */
+        unsigned flags = r.ndev > 1 || plan->zero_copy ? cudaHostAllocPortable : cudaHostAllocDefault;
+        if (plan->zero_copy)
+            flags |= cudaHostAllocMapped;
+        CUDA_CHECK(sl_host_alloc((void **)&r.h_buf, bytes, flags));
     } else {
         r.h_buf = (float *)malloc(bytes);
         if (!r.h_buf)
@@ -1498,7 +1504,8 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         json_object_set_new(extra, "host_memory",
                             json_string(plan->zero_copy ? "pinned and mapped (cudaHostAlloc, portable | mapped): the "
                                                           "kernels read and write it over PCIe, no copies"
-                                        : r.pinned ? "pinned (cudaHostAlloc, portable)"
+                                        : r.pinned ? (r.ndev > 1 ? "pinned (cudaHostAlloc, portable: every device copies from it)"
+                                                                 : "pinned (cudaHostAlloc, default flags, as cudaMallocHost)")
                                                    : "pageable (malloc)"));
         json_object_set_new(extra, "warmup", json_integer(spec->warmup));
         if (spec->reps_auto) {
