@@ -70,7 +70,7 @@ $(eval $(call gen_rules,$(BUILD),CC,CFLAGS))
 web-vendor: web/vendor/chart.umd.min.js
 web/vendor/chart.umd.min.js: web/package.json
 	@mkdir -p web/vendor
-	cd web && (npm ci --no-audit --no-fund --silent 2>/dev/null || npm install --no-audit --no-fund --silent)
+	cd web && (timeout 300 npm ci --no-audit --no-fund --silent 2>/dev/null || timeout 300 npm install --no-audit --no-fund --silent)
 	cp web/node_modules/chart.js/dist/chart.umd.min.js $@
 
 deps:
