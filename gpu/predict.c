@@ -13,10 +13,6 @@
  * values the simulator uses, so that a trace of the sim predicts the sim exactly. */
 #define COPY_LATENCY_US 2.0
 #define KERNEL_LATENCY_US 2.5
-/* A prediction is of a run's measured reps: the plan is simulated after as many warm-ups
- * as a run makes by default (spec_defaults), the device's state carried over, as the sim
- * runs it (model_simulate_reps). */
-#define PREDICT_WARMUP 2
 
 void trace_free(trace_t *t) {
     free(t->ops);
@@ -501,7 +497,10 @@ int predict_timeline(const trace_t *trace, const predict_params_t *p, variant_t 
             }
         }
     }
-    if ((rc = model_simulate_reps(&in, PREDICT_WARMUP, 1, tl, NULL, err)))
+    /* a prediction is of a run's measured reps: after as many warm-ups as a run makes by
+     * default (the target spec's, from spec_defaults), the device's state carried over, as
+     * the sim runs them */
+    if ((rc = model_simulate_reps(&in, spec.warmup, 1, tl, NULL, err)))
         goto done;
     if (derived) {
         json_t *ov = json_object();

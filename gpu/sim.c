@@ -138,13 +138,11 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
 }
 
 int sim_simulate_plan(const spec_t *spec, const plan_t *plan, const device_info_t *dev, int warmup,
-                      timeline_t *tl, model_device_t *used, sl_error_t *err) {
+                      timeline_t *tl, sl_error_t *err) {
     model_input_t in;
     int rc = sim_model_input(spec, plan, dev, &in, err);
     if (rc)
         return rc;
-    if (used)
-        *used = in.dev;
     rc = model_simulate_reps(&in, warmup, 1, tl, NULL, err);
     free(in.ops);
     return rc;

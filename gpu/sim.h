@@ -14,10 +14,9 @@
 int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t *dev,
                     model_input_t *in, sl_error_t *err);
 /* Replay a plan on the model with dev's calibration, after `warmup` repetitions of it (the
- * device's state carries over, model_simulate_reps): the timeline (caller frees), and in
- * *used (unless NULL) the device the model ran: its hardware channels, derates, costs. */
+ * device's state carries over, model_simulate_reps): the timeline (caller frees). */
 int sim_simulate_plan(const spec_t *spec, const plan_t *plan, const device_info_t *dev, int warmup,
-                      timeline_t *tl, model_device_t *used, sl_error_t *err);
+                      timeline_t *tl, sl_error_t *err);
 /* Run the plan on the model: every rep's timeline, verified by plan coverage. */
 int sim_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, result_t *out,
             sl_error_t *err);

@@ -19,7 +19,7 @@ static int predict_ms(const spec_t *spec, const device_info_t *dev, double *ms, 
     if (rc)
         return rc;
     timeline_t tl;
-    rc = sim_simulate_plan(spec, &plan, dev, 1, &tl, NULL, err); /* one warm-up: the steady state */
+    rc = sim_simulate_plan(spec, &plan, dev, 1, &tl, err); /* one warm-up: the steady state */
     plan_free(&plan);
     if (rc)
         return rc;
