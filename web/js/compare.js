@@ -12,7 +12,7 @@
 import { api } from './api.js';
 import {
   h, hashFor, fmtMs, fmtNum, fmtSize, fmtPct, shortId, machineChip, machineName, machineColor,
-  loadMachines, totalMs, OP_COLORS, OP_LABELS, errorBox, flatten, runSource, lighter, modesMark, twoGroups,
+  loadMachines, totalMs, OP_COLORS, OP_LABELS, errorBox, flatten, runSource, lighter, modesMark, twoGroups, hostIssue,
 } from './ui.js';
 
 const CONFIG_FIELDS = ['variant', 'size', 'streams', 'chunks', 'kernel', 'kernel_iters', 'block_size', 'launch',
@@ -51,15 +51,6 @@ function ratioCell(r) {
   if (!Number.isFinite(r)) return h('td', { class: 'num muted' }, '—');
   const cls = r < 0.97 ? 'faster' : r > 1.03 ? 'slower' : 'same';
   return h('td', { class: `num ratio ${cls}` }, `${fmtNum(r)}×`);
-}
-
-// How long the host took to issue a chunk of a run, its clean reps' median (extra.timing.issue_us_clean
-// over the chunks): at a host-bound point the host's own pace, which moves between runs. Not for
-// tuned, whose stored spec is the request and not the chunks it chose.
-function issuePerChunk(e) {
-  const us = e?.spec?.variant === 'tuned' ? 0 : e?.result?.extra?.timing?.issue_us_clean;
-  const chunks = e?.spec?.chunks || e?.spec?.streams || 1;
-  return us > 0 ? fmtNum(us / chunks) : '—';
 }
 
 export async function render(root, ctx) {
@@ -235,7 +226,7 @@ export async function render(root, ctx) {
           }) : ratioCell(totalMs(pick(c, sourceKeys[0])) / b),
           h('td', { class: 'num' }, sourceKeys.map((k) => fmtPct(pick(c, k)?.result?.efficiency)).join(' / ')),
           h('td', { class: 'num' }, sourceKeys.map((k) => fmtPct(pick(c, k)?.result?.overlap)).join(' / ')),
-          h('td', { class: 'num issue' }, sourceKeys.map((k) => issuePerChunk(pick(c, k))).join(' / ')));
+          h('td', { class: 'num issue' }, sourceKeys.map((k) => fmtNum(hostIssue(pick(c, k))?.perChunk ?? null)).join(' / ')));
       })))),
     h('p', { class: 'hint' }, 'A ratio below 1 (green) is faster than the baseline; above 1 (red) slower. “sim” marks a simulated source: the simulator with that machine’s calibration, not a measurement.')));
 

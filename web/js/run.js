@@ -13,7 +13,7 @@ import { createGantt } from './gantt.js';
 import {
   h, hashFor, fmtMs, fmtUs, fmtPct, fmtGbps, fmtSizeLong, fmtTime, fmtNum, shortId, statusBadge,
   machineChip, machineName, loadMachines, OP_COLORS, totalMs, errorBox, flatten, hasPrediction, FINISHED,
-  simBadge, simOf, simName, isSimulated, twoGroups,
+  simBadge, simOf, simName, isSimulated, twoGroups, hostIssue,
 } from './ui.js';
 
 // the variants POST /api/predict models (server/API.md)
@@ -86,25 +86,23 @@ function repModes(m) {
     `${twoGroups(m)}${m.outliers ? ` (${m.outliers} outlier${m.outliers > 1 ? 's' : ''} left out)` : ''}; ${where}`);
 }
 
-// How long the host took to issue a rep (extra.timing.issue_us_clean: the clean reps' median,
-// server/API.md) against the total and the machine's calibrated cost of a chunk's three calls:
-// where the issue is most of the rep, the host sets the pace and more streams will not help.
-// Pipelines of non-blocking calls only (a blocking copy holds the host until it is done), and
-// not tuned, whose stored spec is the request and not the chunks it chose.
+// How long the host took to issue a rep (ui.js hostIssue) against the total and the machine's
+// calibrated cost of a chunk's three calls: where the issue is most of the rep, the host sets the
+// pace and more streams will not help. Pipelines of non-blocking calls only (a blocking copy holds
+// the host until it is done).
 const ISSUED = new Set(['async_v1', 'async_v2', 'round_robin', 'engine_streams', 'multi_gpu']);
-function hostIssue(e, machine) {
-  const us = e.result?.extra?.timing?.issue_us_clean;
+function hostIssueLine(e, machine) {
+  const hi = hostIssue(e);
   const total = totalMs(e);
-  if (!(us > 0) || !(total > 0) || !ISSUED.has(e.spec?.variant) || e.spec?.host_memory === 'pageable') return null;
-  const chunks = e.spec.chunks || e.spec.streams || 1;
+  if (!hi || !(total > 0) || !ISSUED.has(e.spec?.variant) || e.spec?.host_memory === 'pageable') return null;
   const copy = deepFind(machine, 'copy_submit_us');
   const launch = deepFind(machine, 'kernel_launch_us');
   const cal = copy > 0 && launch > 0 ? 2 * copy + launch : null;
-  const share = us / 1000 / total;
+  const share = hi.us / 1000 / total;
   const pace = share >= 0.9 ? 'the host sets the pace: more streams will not help'
     : share >= 0.5 ? 'the host takes most of the rep' : 'the GPU sets the pace';
   return h('div', { class: 'stat-sub', id: 'host-issue', title: 'the clean reps\' median time from the start event\'s record to the stop event\'s' },
-    `host issue ${fmtMs(us / 1000)} (${fmtNum(us / chunks)} µs a chunk${cal ? `; calibrated ${fmtNum(cal)}` : ''}): `
+    `host issue ${fmtMs(hi.us / 1000)} (${fmtNum(hi.perChunk)} µs a chunk${cal ? `; calibrated ${fmtNum(cal)}` : ''}): `
     + `${fmtPct(Math.min(share, 1))} of the total, ${pace}`);
 }
 
@@ -118,7 +116,7 @@ function summaryCards(e, machine) {
     card('total, median of reps', fmtMs(t.median),
       h('div', { class: 'stat-sub' }, `min ${fmtMs(t.min)} · max ${fmtMs(t.max)} · σ ${fmtMs(t.stddev)}`),
       repModes(r.rep_modes),
-      hostIssue(e, machine),
+      hostIssueLine(e, machine),
       h('div', { class: 'reps-chart' }, h('canvas', { id: 'reps-canvas' }))),
     card('efficiency = floor / total', fmtPct(r.efficiency), meter(r.efficiency, '#7ee0a8'),
       h('div', { class: 'stat-sub' }, `floor ${fmtMs(r.floor_ms)} from the machine’s calibration`)),

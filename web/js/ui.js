@@ -334,6 +334,15 @@ export function hasPrediction(r) {
   return !!r && Number.isFinite(r.predicted_ms) && r.predicted_ms >= 0;
 }
 
+// How long the host took to issue a rep of the experiment (extra.timing.issue_us_clean, the clean
+// reps' median, server/API.md) and that over its chunks, in µs; null where it is not recorded, or
+// for tuned, whose stored spec is the request and not the chunks it chose.
+export function hostIssue(e) {
+  const us = e?.spec?.variant === 'tuned' ? 0 : e?.result?.extra?.timing?.issue_us_clean;
+  if (!(us > 0)) return null;
+  return { us, perChunk: us / (e.spec.chunks || e.spec.streams || 1) };
+}
+
 // The experiment's total median in ms, or null.
 export function totalMs(e) {
   const t = e && e.result && e.result.total_ms;
