@@ -30,6 +30,16 @@ static double now_us() { timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return 
 __global__ void spin(long long ns) { long long t0 = clock64(); while (clock64() - t0 < ns) {} }
 static cudaStream_t st[256];
 static volatile float sink;
+/* the seeds' depth-first step over n elements in S chunks, chunk i into stream i */
+static void issue_step(float *h, float *d, size_t n, int S) {
+    size_t c = n / S;
+    for (int i = 0; i < S; i++) {
+        size_t o = i * c;
+        CK(cudaMemcpyAsync(d + o, h + o, c * 4, cudaMemcpyHostToDevice, st[i]));
+        kernel<<<c / BLOCK, BLOCK, 0, st[i]>>>(d, (int)o);
+        CK(cudaMemcpyAsync(h + o, d + o, c * 4, cudaMemcpyDeviceToHost, st[i]));
+    }
+}
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 9;
     size_t big = (size_t)1 << 25;
@@ -47,7 +57,7 @@ int main(int argc, char **argv) {
         printf("part 1 2^%d x%-3d %s", lg, S, busy ? "busy" : "idle");
         for (int pre = 0; pre < 3; pre++) {
             std::vector<double> per, tot;
-            size_t n = (size_t)1 << lg, c = n / S;
+            size_t n = (size_t)1 << lg;
             for (int r = -2; r < reps; r++) {
                 if (pre == 0) memset(h, 0, n * 4);
                 else if (pre == 2) memset(other, r & 0xff, big * 4);
@@ -55,12 +65,7 @@ int main(int argc, char **argv) {
                 CK(cudaEventRecord(a, 0));
                 if (busy) spin<<<1, 1>>>(3000000); /* 3M SM cycles: about 1.7 ms on an H100 */
                 double t0 = now_us();
-                for (int i = 0; i < S; i++) {
-                    size_t o = i * c;
-                    CK(cudaMemcpyAsync(d + o, h + o, c * 4, cudaMemcpyHostToDevice, st[i]));
-                    kernel<<<c / BLOCK, BLOCK, 0, st[i]>>>(d, (int)o);
-                    CK(cudaMemcpyAsync(h + o, d + o, c * 4, cudaMemcpyDeviceToHost, st[i]));
-                }
+                issue_step(h, d, n, S);
                 double t1 = now_us();
                 CK(cudaEventRecord(b, 0)); CK(cudaEventSynchronize(b));
                 float ms; CK(cudaEventElapsedTime(&ms, a, b));
@@ -85,7 +90,7 @@ int main(int argc, char **argv) {
             for (int c = 0; c < CONDS; c++)
                 for (int r = -3; r < reps; r++) {
                     bool is25 = c == 1 || c == 3 || c == 5, ms = c <= 3, check = c <= 2;
-                    size_t n = is25 ? big : small, cs = n / S;
+                    size_t n = is25 ? big : small;
                     float *hh = is25 ? h : hs;
                     if (c == 2) { /* another 128 MiB through the caches first */
                         double acc = 0;
@@ -95,12 +100,7 @@ int main(int argc, char **argv) {
                     if (ms) memset(hh, 0, n * 4);
                     double t0 = now_us();
                     CK(cudaEventRecord(a, 0));
-                    for (int i = 0; i < S; i++) {
-                        size_t o = i * cs;
-                        CK(cudaMemcpyAsync(d + o, hh + o, cs * 4, cudaMemcpyHostToDevice, st[i]));
-                        kernel<<<cs / BLOCK, BLOCK, 0, st[i]>>>(d, (int)o);
-                        CK(cudaMemcpyAsync(hh + o, d + o, cs * 4, cudaMemcpyDeviceToHost, st[i]));
-                    }
+                    issue_step(hh, d, n, S);
                     CK(cudaEventRecord(b, 0));
                     double t1 = now_us();
                     CK(cudaEventSynchronize(b));
