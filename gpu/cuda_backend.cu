@@ -45,6 +45,8 @@
 #define PROBE_PAIRS 3            /* the probe: this many clean and traced reps, the least of each */
 #define SAMPLE_TIMELINES 3       /* timelines composed over a run's reps (and the median rep's) */
 #define UNCAPTURED_REPS 3        /* timing cupti: reps without CUPTI, after a warm-up of their own, for its cost */
+#define XC_TRIES 3               /* timing cupti: cross-check attempts until every rep of one is within XC_TOL */
+#define XC_TOL 0.10              /* ... of the run's median (a hiccup rep compares the methods on no usual work) */
 /* extra.timing.timelines, said of both trace_ops ways */
 #define TIMELINE_START_RULE                                                                                          \
     "where the op before it in its stream was issued earlier, with other ops in between, that op's end event "       \
@@ -1080,7 +1082,9 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     double t_measure0 = 0, precision = 0, warm_ms = 0;
     double probe_clean_ms = 0, probe_clean_max_ms = 0, probe_traced_ms = 0, probe_issue_clean = 0,
            probe_issue_traced = 0;
-    timeline_t xc_parts[SAMPLE_MAX_SHARES];
+    timeline_t xc_parts[XC_TRIES][SAMPLE_MAX_SHARES];
+    double xc_ms[XC_TRIES][SAMPLE_MAX_SHARES], xc_worst[XC_TRIES];
+    int xc_tries = 0, xc_pick = 0;
     bool sampled = spec->trace_ops == TRACE_SAMPLED;
     share_stats_t share_stats = {0, 0, 0, 0, 0, 0};
     int ntraced = 0, median_k = 0, probe_records = 0;
@@ -1090,12 +1094,12 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     const char *stopped_by = "reps";
     cuda_conditions_t *cond = NULL;
     json_t *extra = NULL, *conditions = NULL, *peer = NULL, *cross_check = NULL;
-    timeline_t xc_events, xc_cupti;
+    timeline_t xc_events[XC_TRIES], xc_cupti;
     int ordinals[SPEC_MAX_DEVICES];
     size_t bytes = spec->size * sizeof(float);
 
     memset(&r, 0, sizeof r);
-    memset(&xc_events, 0, sizeof xc_events);
+    memset(xc_events, 0, sizeof xc_events);
     memset(&xc_cupti, 0, sizeof xc_cupti);
     memset(xc_parts, 0, sizeof xc_parts);
     memset(out, 0, sizeof *out);
@@ -1268,7 +1272,8 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         r.cupti = true;
         if (rc)
             goto cleanup;
-        r.cap_creps = spec->warmup + cap + 2 * PROBE_PAIRS + SAMPLE_MAX_SHARES; /* + the probe, the cross-check */
+        /* + the probe, the cross-check's attempts */
+        r.cap_creps = spec->warmup + cap + 2 * PROBE_PAIRS + XC_TRIES * SAMPLE_MAX_SHARES;
         r.creps = (cupti_rep_t *)calloc((size_t)r.cap_creps, sizeof *r.creps);
         if (!r.creps)
             SL_FAIL(SL_E_NOMEM, "out of memory");
@@ -1374,18 +1379,45 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     }
     /* timing cupti: one more rep timed both ways, so the two methods are compared on
      * the same work (different reps differ by more than the methods do) */
+    /* A rep that hiccuped (on a lent H100, 2026-11-26, GPU-f8ea6178: 2.35 ms against a
+     * median 1.73, its H2Ds stalled 280 us and then run two at a time) compares the two
+     * methods on work unlike the run's: the cross-check is tried again, up to XC_TRIES
+     * times, until every rep of an attempt is within XC_TOL of the run's median; else the
+     * attempt nearest it is kept. extra.timing.cross_check says which and how far. */
     if (r.cupti) {
-        for (r.share = 0; rc == SL_OK && r.share < r.shares; r.share++)
-            rc = run_rep(&r, true, "cross-check", r.share, &warm_ms, r.share == r.shares - 1 ? &xc_events : NULL,
-                         &xc_parts[r.share], err);
+        double med = median_of(out->rep_ms, out->reps);
+        for (xc_tries = 0; rc == SL_OK && xc_tries < XC_TRIES; xc_tries++) {
+            timeline_t *parts = xc_parts[xc_tries];
+            xc_worst[xc_tries] = 0;
+            for (r.share = 0; rc == SL_OK && r.share < r.shares; r.share++) {
+                rc = run_rep(&r, true, "cross-check", r.share, &xc_ms[xc_tries][r.share],
+                             r.share == r.shares - 1 ? &xc_events[xc_tries] : NULL, &parts[r.share], err);
+                xc_worst[xc_tries] = fmax(xc_worst[xc_tries], fabs(xc_ms[xc_tries][r.share] / med - 1.0));
+            }
+            if (rc == SL_OK && xc_worst[xc_tries] <= XC_TOL) {
+                xc_tries++;
+                break;
+            }
+        }
         r.share = 0;
+        for (int a = 1; a < xc_tries; a++)
+            if (xc_worst[a] < xc_worst[xc_pick])
+                xc_pick = a;
         if (rc == SL_OK)
             rc = cupti_timelines(&r, err);
         if (rc == SL_OK)
-            rc = compose_shares(xc_parts, r.shares, &xc_cupti, err);
+            rc = compose_shares(xc_parts[xc_pick], r.shares, &xc_cupti, err);
         if (rc)
             goto cleanup;
-        cross_check = compare_timelines(&xc_events, &xc_cupti, r.shares);
+        cross_check = compare_timelines(&xc_events[xc_pick], &xc_cupti, r.shares);
+        if (cross_check) {
+            json_t *reps_ms = json_array();
+            for (int j = 0; reps_ms && j < r.shares; j++)
+                json_array_append_new(reps_ms, json_real(xc_ms[xc_pick][j]));
+            json_object_set_new(cross_check, "attempts", json_integer(xc_tries));
+            json_object_set_new(cross_check, "rep_ms", reps_ms ? reps_ms : json_null());
+            json_object_set_new(cross_check, "rep_off_pct", json_real(100.0 * xc_worst[xc_pick]));
+        }
     }
     conditions = cuda_conditions_end(cond);
     cond = NULL;
@@ -1545,10 +1577,12 @@ cleanup:
     json_decref(peer);
     json_decref(extra);
     json_decref(cross_check);
-    timeline_free(&xc_events);
     timeline_free(&xc_cupti);
-    for (int j = 0; j < SAMPLE_MAX_SHARES; j++)
-        timeline_free(&xc_parts[j]);
+    for (int a = 0; a < XC_TRIES; a++) {
+        timeline_free(&xc_events[a]);
+        for (int j = 0; j < SAMPLE_MAX_SHARES; j++)
+            timeline_free(&xc_parts[a][j]);
+    }
     for (int d = 0; d < r.ndev; d++)
         teardown_device(&r.dev[d]);
     if (r.graph_exec)

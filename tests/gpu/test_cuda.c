@@ -282,6 +282,18 @@ static void test_cupti_agrees(void) {
            re.total_ms.median, rc_.total_ms.median, dump ? dump : "missing");
     free(dump);
     CHECK(xc != NULL, "cupti run: expected extra.timing.cross_check");
+    /* the cross-check's reps: each within 10% of the run's median, else up to 3 attempts */
+    json_int_t tries = json_integer_value(json_object_get(xc, "attempts"));
+    json_t *xms = json_object_get(xc, "rep_ms");
+    double off = json_number_value(json_object_get(xc, "rep_off_pct")), far = 0;
+    for (size_t i = 0; i < json_array_size(xms); i++)
+        far = fmax(far, fabs(json_number_value(json_array_get(xms, i)) / rc_.total_ms.median - 1.0) * 100.0);
+    CHECK(tries >= 1 && tries <= 3 && json_array_size(xms) ==
+                                          (size_t)json_integer_value(json_object_get(xc, "shares")),
+          "cross-check: expected 1-3 attempts and a total per share rep, got %lld and %zu", (long long)tries,
+          json_array_size(xms));
+    CHECK(fabs(far - off) < 1e-6 && (off <= 10.0 || tries == 3),
+          "cross-check: rep_off_pct %.3f against %.3f from rep_ms, after %lld attempts", off, far, (long long)tries);
     /* what the recording cost the run: reps without CUPTI before it started */
     json_t *wo = json_object_get(json_object_get(rc_.extra, "timing"), "without_cupti");
     double wo_ms = json_number_value(json_object_get(wo, "median_ms"));
