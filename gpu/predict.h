@@ -53,14 +53,22 @@ int trace_from_timelines(const timeline_t *tls, size_t n, size_t fallback, trace
  * taken goes to *tax_us. Nothing changes where the trace is no longer than clean_us. */
 void trace_remove_event_tax(trace_t *t, double clean_us, double cap_us, double *tax_us);
 
-/* What a queued copy hides once the event tax is out of its trace. Back-to-back copies
- * on one engine of the lent H100 still pay 2-2.5 us each beyond their bytes (3.5 with
- * both directions busy), and more streams do not hide it. Replayed over the 192 points
- * of its bench-model runs of 2026-11-23 08:21-08:41 UTC (median / 90th percentile /
- * worst error): 0.5 us 1.9 / 7.8 / 23.1%, 1 us 2.2 / 9.6 / 20.7%, none 2.0 / 8.3 /
- * 25.6%. Traces as events time them keep the model's 2 us: on the 72 raw traces of the
- * day before, 2 us gave 2.8 / 9.5 / 27.6% and 0.5 us 3.9 / 17.2 / 39.2%. */
-#define PREDICT_DETAXED_COPY_OVERLAP_US 0.5
+/* What a queued copy hides once the event tax is out of its trace. A one-stream basis's
+ * copies each start on an idle engine: at 2^22 x64 on a lent H100 (GPU-0335486c,
+ * 2026-11-26, compute kernel) they took 9.3 us a 256 KiB piece after the tax, where the
+ * 64-stream run's H2D engine was busy 635 us for its 64 copies (9.9 each, the median 7.0:
+ * back to back, with the D2Hs beside them). With 0.5 us, chosen 2026-11-23 before the
+ * model charged a copy for its stream switch and its both-ways start, the prediction
+ * kept that engine busy 731 us and ran 17.5% slow; 1.5 gives 675 us and 3.9%. Replayed
+ * over the 96 predictions of four bench-model runs (GPU-f12a06ec, GPU-0335486c, blog and
+ * compute kernels; median / 90th percentile / largest error, the two-mode points 2^25
+ * async_v1 x64 and async_v2 x32 left out): 0.5 us 1.3 / 8.9 / 17.5%, 1.0 1.1 / 5.2 /
+ * 9.8%, 1.25 1.0 / 4.2 / 7.7%, 1.5 1.1 / 3.6 / 5.5%, 1.75 1.1 / 3.6 / 7.1%, 2.0 1.1 /
+ * 4.7 / 9.5%. Held out, a fresh run on a noisy host (GPU-d3c55d59, 08:58, three kernels,
+ * 72 predictions): 0.5 us 1.75 / 6.3 / 9.4%, 1.5 us 1.35 / 5.0 / 11.3%. Traces as events
+ * time them keep the model's 2 us (on the 72 raw traces of 2026-11-22, 2 us gave 2.8 /
+ * 9.5 / 27.6% and 0.5 us 3.9 / 17.2 / 39.2%). */
+#define PREDICT_DETAXED_COPY_OVERLAP_US 1.5
 
 typedef struct predict_params {
     model_device_t dev;
