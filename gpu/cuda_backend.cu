@@ -53,7 +53,10 @@
     "stands for its start"
 #define TIMELINE_OP_START                                                                                            \
     "an op's start is the latest of its start event, the host's handing it to CUDA and the end of the op before "    \
-    "it on the same engine (copies per direction; kernels after one that filled every SM)"
+    "it on the same engine (copies per direction; kernels after one that filled every SM); a pinned copy of 1 MiB "   \
+    "or more that comes out over a fifth longer than its bytes take both ways at the calibrated rate, or a fifth "     \
+    "shorter than alone (an engine order its events cannot see), ends where its end event says and starts that "      \
+    "both-ways time before"
 
 typedef struct dev_ctx {
     int ordinal;                /* CUDA device */
@@ -284,6 +287,7 @@ static int timeline_from_cupti(run_t *r, cupti_record_t *recs, size_t n, timelin
 typedef struct queue_slot {
     int device, engine; /* engine: OP_H2D, OP_KERNEL, OP_D2H */
     double end_us;
+    double start_us;    /* its start before the engine's order: start event, hand-off */
     size_t op;
 } queue_slot_t;
 
@@ -305,6 +309,52 @@ static bool kernel_fills_gpu(const run_t *r, const plan_op_t *op) {
     return blocks >= (uint64_t)dc->sm_count * (uint64_t)dc->occupancy_bps;
 }
 
+/* The engine's order leaves a copy's start unseen in two cases, both where the ops of one
+ * timeline come from several reps (trace_ops sampled) and the engine serves its channels
+ * out of issue order (stream % 4 groups on the lent H100): a copy queued behind copies
+ * its rep did not trace starts, by its start event, long before its engine took it; and
+ * the copy that ended before it in the composed timeline may be another rep's, ending
+ * later than its real predecessor, which leaves it too short for its bytes. At 2^25
+ * async_v1 x16 on a lent H100 (GPU-b7e08bef, 2026-11-26, timing cupti's cross-check) an
+ * 8 MiB H2D went 158-854 us by events and 683-849 by CUPTI; others 10-50 us long that
+ * CUPTI had at 155-190. So a pinned copy of one device whose duration comes out more than
+ * COPY_BOUND_TOL beyond what its bytes take both ways (the calibrated rate and cost a copy
+ * beside the other direction's) or short of what they take alone starts that both-ways
+ * time before its end, and no earlier than its start event and hand-off; copies of about
+ * 1 MiB and more, where the bytes, not the fixed costs, set the time. Over that
+ * cross-check's six 2^25 points the starts' median distance to CUPTI's went from 1.6-27.9
+ * to 1.6-13.3 us, the largest from 8.7-695.5 to 8.7-145.8. */
+#define COPY_BOUND_TOL 0.2
+#define COPY_BOUND_MIN 5 /* only copies whose both-ways time is this many times their fixed cost */
+
+static const calibration_t *run_calibration(const run_t *r) {
+    for (int k = 0; k < r->m->device_count && k < SPEC_MAX_DEVICES; k++)
+        if (r->m->devices[k].index == r->dev[0].ordinal)
+            return r->m->devices[k].calib.valid ? &r->m->devices[k].calib : NULL;
+    return NULL;
+}
+
+static void bound_copies(run_t *r, size_t n) {
+    const calibration_t *c = r->ndev == 1 && r->pinned && !r->plan->zero_copy ? run_calibration(r) : NULL;
+    if (!c || c->bidir_gbps <= 0 || c->h2d_gbps <= 0 || c->d2h_gbps <= 0)
+        return;
+    double setup_both = c->copy_setup_both_us > 0 ? c->copy_setup_both_us : c->copy_setup_us;
+    for (size_t k = 0; k < n; k++) {
+        const queue_slot_t *sl = &r->slots[k];
+        const plan_op_t *op = &r->plan->ops[sl->op];
+        if ((op->kind != PLAN_H2D && op->kind != PLAN_D2H) || op->blocking)
+            continue;
+        double bytes = (double)op->count * sizeof(float);
+        double alone = bytes / ((op->kind == PLAN_H2D ? c->h2d_gbps : c->d2h_gbps) * 1e3) + c->copy_setup_us;
+        double both = bytes / (c->bidir_gbps * 1e3) + setup_both;
+        if (both < COPY_BOUND_MIN * setup_both) /* small copies: their fixed costs, not bytes */
+            continue;
+        double d = r->ev_end_us[sl->op] - r->ev_start_us[sl->op];
+        if (d > both * (1 + COPY_BOUND_TOL) || d < alone * (1 - COPY_BOUND_TOL))
+            r->ev_start_us[sl->op] = fmax(sl->start_us, r->ev_end_us[sl->op] - both);
+    }
+}
+
 static void correct_engine_queues(run_t *r, size_t last) {
     const plan_t *p = r->plan;
     size_t n = 0;
@@ -315,6 +365,7 @@ static void correct_engine_queues(run_t *r, size_t last) {
         r->slots[n].device = op->device;
         r->slots[n].engine = (int)op_kind_of(op->kind);
         r->slots[n].end_us = r->ev_end_us[i];
+        r->slots[n].start_us = r->ev_start_us[i];
         r->slots[n].op = i;
         n++;
     }
@@ -329,6 +380,7 @@ static void correct_engine_queues(run_t *r, size_t last) {
         if (r->ev_start_us[i] < prev->end_us)
             r->ev_start_us[i] = fmin(prev->end_us, r->ev_end_us[i]);
     }
+    bound_copies(r, n);
 }
 
 /* The host's now on the device's event timeline. The device is idle when a rep starts,
