@@ -321,9 +321,10 @@ static bool kernel_fills_gpu(const run_t *r, const plan_op_t *op) {
  * COPY_BOUND_TOL beyond what its bytes take both ways (the calibrated rate and cost a copy
  * beside the other direction's) or short of what they take alone starts that both-ways
  * time before its end, and no earlier than its start event and hand-off; copies of about
- * 1 MiB and more, where the bytes, not the fixed costs, set the time. Over that
- * cross-check's six 2^25 points the starts' median distance to CUPTI's went from 1.6-27.9
- * to 1.6-13.3 us, the largest from 8.7-695.5 to 8.7-145.8. */
+ * 1 MiB and more, where the bytes, not the fixed costs, set the time. Cross-checks at six
+ * 2^25 points (async_v1 x4-x64, async_v2 x16), before on GPU-b7e08bef and after on
+ * GPU-afd8d1e6: the starts' median distance to CUPTI's 1.6-27.9 us before, 1.6-9.4 after;
+ * the largest 8.7-695.5 before, 5.5-140.7 after (METHOD.md). */
 #define COPY_BOUND_TOL 0.2
 #define COPY_BOUND_MIN 5 /* only copies whose both-ways time is this many times their fixed cost */
 
@@ -1430,12 +1431,12 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         ntraced++;
     }
     /* timing cupti: one more rep timed both ways, so the two methods are compared on
-     * the same work (different reps differ by more than the methods do) */
-    /* A rep that hiccuped (on a lent H100, 2026-11-26, GPU-f8ea6178: 2.35 ms against a
-     * median 1.73, its H2Ds stalled 280 us and then run two at a time) compares the two
-     * methods on work unlike the run's: the cross-check is tried again, up to XC_TRIES
-     * times, until every rep of an attempt is within XC_TOL of the run's median; else the
-     * attempt nearest it is kept. extra.timing.cross_check says which and how far. */
+     * the same work (different reps differ by more than the methods do). A rep that
+     * hiccuped (on a lent H100, 2026-11-26, GPU-f8ea6178: 2.35 ms against a median 1.73,
+     * its H2Ds stalled 280 us and then ran two at a time) compares them on work unlike the
+     * run's: the cross-check is tried again, up to XC_TRIES times, until every rep of an
+     * attempt is within XC_TOL of the run's median; else the attempt nearest it is kept.
+     * extra.timing.cross_check says which and how far. */
     if (r.cupti) {
         double med = median_of(out->rep_ms, out->reps);
         for (xc_tries = 0; rc == SL_OK && xc_tries < XC_TRIES; xc_tries++) {
