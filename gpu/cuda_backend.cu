@@ -317,17 +317,12 @@ static bool kernel_fills_gpu(const run_t *r, const plan_op_t *op) {
  * later than its real predecessor, which leaves it too short for its bytes. At 2^25
  * async_v1 x16 on a lent H100 (GPU-b7e08bef, 2026-11-26, timing cupti's cross-check) an
  * 8 MiB H2D went 158-854 us by events and 683-849 by CUPTI; others 10-50 us long that
- * CUPTI had at 155-190. So a pinned copy of one device whose duration comes out more than
- * COPY_BOUND_TOL beyond what its bytes take both ways (the calibrated rate and cost a copy
- * beside the other direction's) or short of what they take alone starts that both-ways
- * time before its end, and no earlier than its start event and hand-off; copies of about
- * 1 MiB and more, where the bytes, not the fixed costs, set the time. Cross-checks at six
- * 2^25 points (async_v1 x4-x64, async_v2 x16), before on GPU-b7e08bef and after on
- * GPU-afd8d1e6: the starts' median distance to CUPTI's 1.6-27.9 us before, 1.6-9.4 after;
- * the largest 8.7-695.5 before, 5.5-140.7 after (METHOD.md). */
-#define COPY_BOUND_TOL 0.2
-#define COPY_BOUND_MIN 5 /* only copies whose both-ways time is this many times their fixed cost */
-
+ * CUPTI had at 155-190. So a pinned copy of one device of about 1 MiB or more, whose
+ * duration comes out implausible for its bytes at the calibrated rates, starts its bytes'
+ * both-ways time before its end (plan_copy_start_bound). Cross-checks at six 2^25 points
+ * (async_v1 x4-x64, async_v2 x16), before on GPU-b7e08bef and after on GPU-afd8d1e6: the
+ * starts' median distance to CUPTI's 1.6-27.9 us before, 1.6-9.4 after; the largest
+ * 8.7-695.5 before, 5.5-140.7 after (METHOD.md). */
 static const calibration_t *run_calibration(const run_t *r) {
     for (int k = 0; k < r->m->device_count && k < SPEC_MAX_DEVICES; k++)
         if (r->m->devices[k].index == r->dev[0].ordinal)
@@ -337,22 +332,13 @@ static const calibration_t *run_calibration(const run_t *r) {
 
 static void bound_copies(run_t *r, size_t n) {
     const calibration_t *c = r->ndev == 1 && r->pinned && !r->plan->zero_copy ? run_calibration(r) : NULL;
-    if (!c || c->bidir_gbps <= 0 || c->h2d_gbps <= 0 || c->d2h_gbps <= 0)
-        return;
-    double setup_both = c->copy_setup_both_us > 0 ? c->copy_setup_both_us : c->copy_setup_us;
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; c && k < n; k++) {
         const queue_slot_t *sl = &r->slots[k];
         const plan_op_t *op = &r->plan->ops[sl->op];
         if ((op->kind != PLAN_H2D && op->kind != PLAN_D2H) || op->blocking)
             continue;
-        double bytes = (double)op->count * sizeof(float);
-        double alone = bytes / ((op->kind == PLAN_H2D ? c->h2d_gbps : c->d2h_gbps) * 1e3) + c->copy_setup_us;
-        double both = bytes / (c->bidir_gbps * 1e3) + setup_both;
-        if (both < COPY_BOUND_MIN * setup_both) /* small copies: their fixed costs, not bytes */
-            continue;
-        double d = r->ev_end_us[sl->op] - r->ev_start_us[sl->op];
-        if (d > both * (1 + COPY_BOUND_TOL) || d < alone * (1 - COPY_BOUND_TOL))
-            r->ev_start_us[sl->op] = fmax(sl->start_us, r->ev_end_us[sl->op] - both);
+        r->ev_start_us[sl->op] = plan_copy_start_bound(c, op->kind == PLAN_H2D, op->count * sizeof(float),
+                                                       sl->start_us, r->ev_start_us[sl->op], r->ev_end_us[sl->op]);
     }
 }
 

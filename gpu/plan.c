@@ -69,6 +69,22 @@ double plan_bidir_copy_us(const calibration_t *c, double derate) {
     return extra > 0 && isfinite(extra) ? extra : 0;
 }
 
+double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, double earliest, double start,
+                             double end) {
+    double rate = h2d ? c->h2d_gbps : c->d2h_gbps;
+    if (!c->valid || !(rate > 0) || !(c->bidir_gbps > 0))
+        return start;
+    double setup_both = c->copy_setup_both_us > 0 ? c->copy_setup_both_us : c->copy_setup_us;
+    double alone = (double)bytes / (rate * 1e3) + c->copy_setup_us; /* GB/s = 1e3 bytes per µs */
+    double both = (double)bytes / (c->bidir_gbps * 1e3) + setup_both;
+    if (both < PLAN_COPY_BOUND_MIN * setup_both)
+        return start;
+    double d = end - start;
+    if (d > both * (1 + PLAN_COPY_BOUND_TOL) || d < alone * (1 - PLAN_COPY_BOUND_TOL))
+        return fmax(earliest, end - both);
+    return start;
+}
+
 uint64_t plan_kernel_blocks(const spec_t *spec, const device_info_t *dev, uint64_t count) {
     uint64_t bs = (uint64_t)spec->block_size;
     uint64_t need = (count + bs - 1) / bs;

@@ -65,6 +65,19 @@ void plan_spec_chunk(const spec_t *spec, uint64_t size, int c, uint64_t *offset,
  * alone time and the derate (model_device_t.bidir_copy_us), from the calibration's cost
  * per copy alone and both ways; 0 where either is unmeasured. */
 double plan_bidir_copy_us(const calibration_t *c, double derate);
+/* A pinned copy's start on a timeline timed by events, where the events cannot place it
+ * on its engine (gpu/cuda_backend.cu; METHOD.md, "Copies whose start the events cannot
+ * see"). Given its bytes, the earliest it could start (its start event, its hand-off),
+ * the start the engine's order gave it and its end: where that makes it more than
+ * PLAN_COPY_BOUND_TOL longer than its bytes take both ways at the calibrated rate and
+ * cost, or that much shorter than alone, its end less the both-ways time, and no earlier
+ * than `earliest`; else `start`. Copies whose both-ways time is under
+ * PLAN_COPY_BOUND_MIN times their fixed cost (fixed costs, not bytes, set their time)
+ * and calibrations without the rates keep `start`. */
+#define PLAN_COPY_BOUND_TOL 0.2
+#define PLAN_COPY_BOUND_MIN 5
+double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, double earliest, double start,
+                             double end);
 
 /* Blocks a kernel launch over count elements uses (grid size). */
 uint64_t plan_kernel_blocks(const spec_t *spec, const device_info_t *dev, uint64_t count);

@@ -1208,6 +1208,35 @@ TEST(host_costs_follow_the_basis_issue) {
     CHECK_NEAR(24.0, p.host.copy_submit_us, 1e-12);
 }
 
+/* A copy's start where its events cannot place it on its engine (plan_copy_start_bound):
+ * 8 MiB at 55 GB/s alone and 50 both ways, 2.4 us a copy alone and 4.3 both ways, takes
+ * 154.92 us alone and 172.07 both ways; outside [0.8 x alone, 1.2 x both] it starts its
+ * both-ways time before its end, never before the earliest it could. */
+TEST(a_copy_the_events_cannot_place_starts_its_bytes_before_its_end) {
+    calibration_t c;
+    memset(&c, 0, sizeof c);
+    c.valid = true;
+    c.h2d_gbps = 55;
+    c.d2h_gbps = 40;
+    c.bidir_gbps = 50;
+    c.copy_setup_us = 2.4;
+    c.copy_setup_both_us = 4.3;
+    uint64_t mib8 = 8u << 20;
+    double both = 8388608.0 / 50e3 + 4.3;
+    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, mib8, 0, 0, 170), 1e-12);          /* plausible: kept */
+    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, mib8, 0, 0, 1.2 * both), 1e-9);    /* at the band's edge */
+    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 10, 100, 800), 1e-9); /* queued unseen */
+    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 10, 760, 800), 1e-9); /* cut short */
+    CHECK_NEAR(700.0, plan_copy_start_bound(&c, true, mib8, 700, 760, 800), 1e-12);    /* not before earliest */
+    /* D2H at its own rate alone: 209.72 + 2.4 us, so 0.8 of it (169.7) is short there, not for an H2D */
+    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, false, mib8, 0, 640, 800), 1e-9);
+    CHECK_NEAR(640.0, plan_copy_start_bound(&c, true, mib8, 0, 640, 800), 1e-12);
+    /* 256 KiB: 9.5 us both ways, under 5 x its 4.3 us fixed cost: kept however odd */
+    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, 256u << 10, 0, 0, 500), 1e-12);
+    c.valid = false; /* no calibration: kept */
+    CHECK_NEAR(100.0, plan_copy_start_bound(&c, true, mib8, 10, 100, 800), 1e-12);
+}
+
 /* The mean of equal reps is that value: summing ten of 0.4305904188201323 and dividing
  * gave an ulp less, a mean below the minimum (the API test of a result's order caught it). */
 TEST(stats_mean_stays_between_min_and_max) {
@@ -1265,6 +1294,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(one_stream_is_strictly_serial),
     TEST_ENTRY(the_event_tax_comes_off_every_op),
     TEST_ENTRY(host_costs_follow_the_basis_issue),
+    TEST_ENTRY(a_copy_the_events_cannot_place_starts_its_bytes_before_its_end),
     TEST_ENTRY(two_streams_overlap_copy_with_compute),
     TEST_ENTRY(one_copy_engine_breadth_first_wins),
     TEST_ENTRY(two_copy_engines_without_hyperq_depth_first_wins),
