@@ -686,19 +686,29 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   await importAs(other, stretchedId, cuptiId, (b, xe) => {
     xe.spec.timing = 'cupti';
     xe.result.backend = 'cuda';
-    xe.result.extra = { ...(xe.result.extra || {}), timing: { without_cupti: { reps: 3, median_ms: 3.174, cost_pct: 15.07 } } };
+    xe.result.extra = { ...(xe.result.extra || {}), timing: {
+      without_cupti: { reps: 3, median_ms: 3.174, cost_pct: 15.07 },
+      cross_check: { start_diff_us_median: 4.2, start_diff_us_max: 37.8, end_diff_us_median: 6.1, end_diff_us_max: 21.25,
+        attempts: 2, rep_off_pct: 3.21, rep_ms: [3.1, 3.2], shares: 2 } } };
   });
   const page5 = await newPage();
   await open(page5, `#/run/${cuptiId}`);
   await page5.waitForSelector('#cupti-cost');
   const note5 = await page5.$eval('#cupti-cost', (el) => el.textContent);
+  const xc5 = await page5.$eval('#cupti-cross-check', (el) => el.textContent).catch(() => null);
   await page5.closeAll();
   check(/took 15\.1% longer than 3 run before the recording started \(median 3\.17\d? ms\)/.test(note5),
     'a CUPTI run says what its recording cost', 'took 15.1% longer than 3 run before the recording started (median 3.17 ms)', note5);
+  // ... and how far its events' timeline lay from CUPTI's timestamps of the same reps (the cross-check)
+  check(xc5 && /start each op a median 4\.2 µs apart \(at most 37\.8 µs\) and end it 6\.1 µs apart \(at most 21\.2\d? µs\)/.test(xc5)
+    && /run 2 times; the one kept was at most 3\.2% off/.test(xc5),
+    'a CUPTI run says how far events and CUPTI part on the same reps, and how many tries that took',
+    'a median 4.2 µs apart (at most 37.8 µs) … 6.1 µs (at most 21.25 µs) … run 2 times … 3.2% off', xc5);
   const page6 = await newPage();
   await open(page6, `#/run/${offId}`);
   await page6.waitForSelector('#stretch-note');
   check(!(await page6.$('#cupti-cost')), 'an events run has no CUPTI cost note', 'absent', 'present');
+  check(!(await page6.$('#cupti-cross-check')), 'an events run has no cross-check note', 'absent', 'present');
   await page6.closeAll();
   await page3.closeAll();
   const visible = await page.$eval('#stretch-note', (el) => el.offsetHeight > 0 && getComputedStyle(el).visibility !== 'hidden');

@@ -375,8 +375,30 @@ function cuptiCost(e) {
     + ` than ${wo.reps} run before the recording started (median ${fmtMs(wo.median_ms)}); the total above is the recorded one.`)];
 }
 
+// timing cupti: how far the events' timeline lies from CUPTI's hardware timestamps on
+// the same repetitions (extra.timing.cross_check; server/API.md)
+function cuptiCrossCheck(e) {
+  const x = e.result?.extra?.timing?.cross_check;
+  const num = (v) => typeof v === 'number' && Number.isFinite(v);
+  if (!x || !num(x.start_diff_us_median) || !num(x.end_diff_us_median)) return [];
+  let text = 'Timed both ways on the same repetitions, the events\' timeline and CUPTI\'s hardware timestamps'
+    + ` start each op a median ${fmtUs(x.start_diff_us_median)} apart`
+    + (num(x.start_diff_us_max) ? ` (at most ${fmtUs(x.start_diff_us_max)})` : '')
+    + ` and end it ${fmtUs(x.end_diff_us_median)} apart`
+    + (num(x.end_diff_us_max) ? ` (at most ${fmtUs(x.end_diff_us_max)})` : '') + '.';
+  if (num(x.attempts) && x.attempts > 1) {
+    text += ` A repetition ran more than 10% off the median, so the comparison was run ${x.attempts} times`
+      + (num(x.rep_off_pct) ? `; the one kept was at most ${x.rep_off_pct.toFixed(1)}% off.` : '.');
+  }
+  return [h('p', { class: 'rep-note cupti-cross-check', id: 'cupti-cross-check', role: 'note' }, text)];
+}
+
+function cuptiNotes(e) {
+  return cuptiCost(e).concat(cuptiCrossCheck(e));
+}
+
 function spanAndStretch(tl, e) {
-  if (typeof tl.span_ms !== 'number') return cuptiCost(e);
+  if (typeof tl.span_ms !== 'number') return cuptiNotes(e);
   // the span starts at the first op; the Gantt and the total start at the rep's start
   const lead = typeof tl.lead_us === 'number' && tl.lead_us >= 0.5 ? ` from its first op at ${fmtUs(tl.lead_us)}` : '';
   const parts = [`timeline spans ${fmtMs(tl.span_ms)}${lead}`];
@@ -391,7 +413,7 @@ function spanAndStretch(tl, e) {
       + ((tl.timing ?? e.spec?.timing ?? 'events') === 'events' && e.spec?.trace_ops === 'sampled' && e.result?.backend !== 'sim'
         ? sampledWhy(tl, e) : '')));
   }
-  return out.concat(cuptiCost(e));
+  return out.concat(cuptiNotes(e));
 }
 
 // The timeline of rep K (the median where none is asked for). A bundle exported with
