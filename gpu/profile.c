@@ -233,6 +233,7 @@ int profile_sim_of(const json_t *machine, machine_info_t *m, sl_error_t *err) {
  * its machine as measured; meta NULL where it does not load (said once, on stderr). */
 typedef struct embedded {
     json_t *meta;
+    json_t *reference; /* its "reference": the seeds' table measured with it; NULL: none */
     machine_info_t machine;
 } embedded_t;
 
@@ -268,8 +269,12 @@ static void embedded_load(void) {
         if (why)
             fprintf(stderr, "streamlab: embedded profile %d does not load (%s): it cannot be simulated%s\n", i, why,
                     i == 0 && !default_ok ? ", and the default sim has no calibration" : "");
-        else
+        else {
             embedded[i].meta = json_incref(json_object_get(p, "profile"));
+            json_t *ref = json_object_get(p, "reference");
+            if (json_is_array(json_object_get(ref, "points")))
+                embedded[i].reference = json_incref(ref);
+        }
         json_decref(p);
     }
 }
@@ -281,6 +286,22 @@ int profile_embedded(int i, const json_t **meta, const machine_info_t **m) {
     *meta = embedded[i].meta;
     *m = &embedded[i].machine;
     return 0;
+}
+
+const json_t *profile_reference_of(const device_info_t *d, const json_t **meta) {
+    pthread_once(&embedded_once, embedded_load);
+    int pick = -1;
+    if (strncmp(d->uuid, "SIM-H100-", 9) == 0) /* the default sim: the first profile */
+        pick = default_ok ? 0 : -1;
+    else if (strncmp(d->uuid, "SIM-", 4) == 0)
+        for (int i = 0; i < nembedded && pick < 0; i++)
+            for (int k = 0; embedded[i].meta && k < embedded[i].machine.device_count; k++)
+                if (strcmp(d->uuid + 4, embedded[i].machine.devices[k].uuid) == 0)
+                    pick = i;
+    if (pick < 0 || !embedded[pick].meta || !embedded[pick].reference)
+        return NULL;
+    *meta = embedded[pick].meta;
+    return embedded[pick].reference;
 }
 
 void profile_default_device(device_info_t *d, int index) {

@@ -41,6 +41,12 @@ const char *profile_text(int i);
  * as measured (not renamed as simulated: the store keeps it so). 0, or -1 where i is past
  * the last or that profile does not load (said once on stderr). */
 int profile_embedded(int i, const struct json_t **meta, const machine_info_t **m);
+/* The seeds' table measured by a plain CUDA program on the GPU a simulated device stands
+ * for (the default sim's: the first profile's; "SIM-<uuid>": the embedded profile whose GPU
+ * that is), its "reference" object ({program, reps, warmup, rounds, cpu, points: [{variant,
+ * size, streams, median_ms, rounds_ms, issue_us}], ...}), and that profile's metadata in
+ * *meta; NULL where the device stands for no embedded profile with a table. */
+const struct json_t *profile_reference_of(const device_info_t *d, const struct json_t **meta);
 /* A machine the store knows (machine_to_json's form, imported or pushed from a GPU host)
  * as the model stands in for it: backend sim, each GPU named "Simulated <its name>
  * (<label or id>)", uuid SIM-<uuid>; 0 or SL_E_INVALID where it lacks what the model

@@ -5,6 +5,7 @@
  * device's), and the sim's "verified" means the plan covers each element once
  * (plan_check_coverage), said as verification "plan_coverage". */
 #include "sim.h"
+#include "profile.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -148,6 +149,47 @@ int sim_simulate_plan(const spec_t *spec, const plan_t *plan, const device_info_
     return rc;
 }
 
+/* The seeds' table point a spec is, as bench/ref_overlap runs it (blog kernel, block 256,
+ * one thread an element, pinned, blocking streams, chunks = streams, one device), in the
+ * reference table measured with the profile the simulated device stands for: its row, or
+ * NULL. */
+static const json_t *reference_point(const json_t *ref, const spec_t *spec) {
+    bool seeds = (spec->variant == VARIANT_SEQUENTIAL || spec->variant == VARIANT_ASYNC_V1 ||
+                  spec->variant == VARIANT_ASYNC_V2) &&
+                 spec->kernel == KERNEL_BLOG && spec->kernel_iters == 1 && spec->block_size == 256 &&
+                 spec->launch == LAUNCH_CHUNK && spec->host_memory == HOSTMEM_PINNED &&
+                 spec->stream_flags == SFLAGS_DEFAULT && spec->flush == FLUSH_NONE && !spec->graph &&
+                 spec->chunk_ramp == 0 && spec->device_count == 1 &&
+                 (spec->variant == VARIANT_SEQUENTIAL || spec->chunks == spec->streams);
+    const json_t *points = json_object_get(ref, "points"), *pt;
+    size_t i;
+    json_array_foreach(points, i, pt) {
+        const char *v = json_string_value(json_object_get(pt, "variant"));
+        if (seeds && v && strcmp(v, variant_names[spec->variant]) == 0 &&
+            json_integer_value(json_object_get(pt, "size")) == (json_int_t)spec->size &&
+            json_integer_value(json_object_get(pt, "streams")) ==
+                (json_int_t)(spec->variant == VARIANT_SEQUENTIAL ? 1 : spec->streams) &&
+            json_number_value(json_object_get(pt, "median_ms")) > 0)
+            return pt;
+    }
+    return NULL;
+}
+
+/* extra.reference: what a plain CUDA program measured at this point on the GPU the
+ * simulated device stands for, beside the simulation (server/API.md) */
+static json_t *reference_json(const device_info_t *dev, const spec_t *spec, double sim_ms) {
+    const json_t *meta = NULL, *ref = profile_reference_of(dev, &meta);
+    const json_t *pt = ref ? reference_point(ref, spec) : NULL;
+    if (!pt)
+        return NULL;
+    double ms = json_number_value(json_object_get(pt, "median_ms"));
+    return json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:f, s:O?, s:f}", "program", json_object_get(ref, "program"),
+                     "profile", json_object_get(meta, "name"), "gpu_uuid", json_object_get(meta, "gpu_uuid"),
+                     "measured_at", json_object_get(meta, "measured_at"), "rounds", json_object_get(ref, "rounds"),
+                     "median_ms", ms, "rounds_ms", json_object_get(pt, "rounds_ms"), "sim_error_pct",
+                     100.0 * (sim_ms / ms - 1.0));
+}
+
 int sim_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, result_t *out, sl_error_t *err) {
     device_info_t dev;
     sim_device_for(m, spec, 0, &dev);
@@ -191,5 +233,8 @@ int sim_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, res
         json_object_set_new(out->extra, "copy_channels", json_integer(model_copy_channels(&md)));
         json_object_set_new(out->extra, "kernel_channels", json_integer(md.connections));
     }
+    json_t *ref = out->extra ? reference_json(&dev, spec, out->total_ms.median) : NULL;
+    if (ref)
+        json_object_set_new(out->extra, "reference", ref);
     return SL_OK;
 }

@@ -114,6 +114,45 @@ def test_sim_of_the_h200_runs_on_its_calibration(server):
           "the listing's spec.sim_of")
 
 
+def profile_point(name, variant, size, streams):
+    """The row of profiles/NAME.json's reference table (measured by bench/ref_overlap on its GPU)."""
+    import pathlib
+    prof = json.loads((pathlib.Path(__file__).resolve().parents[2] / "profiles" / f"{name}.json").read_text())
+    rows = [p for p in prof["reference"]["points"]
+            if p["variant"] == variant and p["size"] == size and p["streams"] == streams]
+    check(len(rows) == 1, f"one {variant} 2^{size.bit_length() - 1} x{streams} row in profiles/{name}.json",
+          len(rows), "the profile's reference table")
+    return prof, rows[0]
+
+
+def test_a_point_of_the_seeds_table_says_what_its_gpu_measured(server):
+    """A simulated point of the profile's reference table carries the plain program's measurement there."""
+    h200 = profile_machine(server, "lent-h200")
+    cases = [("lent-h100", "h100", None, "async_v1", 4), ("lent-h200", "h200", h200["id"], "async_v2", 8)]
+    for name, fname, sim_of, variant, streams in cases:
+        spec = {"variant": variant, "size": "2^22", "streams": streams, "reps": 3}
+        if sim_of:
+            spec["sim_of"] = sim_of
+        exp = server.wait_done(server.create(spec)["id"])
+        ref = exp["result"]["extra"].get("reference")
+        prof, row = profile_point(fname, variant, 1 << 22, streams)
+        what = f"{name} {variant} 2^22 x{streams}: result.extra.reference"
+        check(isinstance(ref, dict) and ref.get("profile") == name and ref.get("median_ms") == row["median_ms"]
+              and ref.get("rounds_ms") == row["rounds_ms"] and ref.get("gpu_uuid") == prof["profile"]["gpu_uuid"]
+              and ref.get("measured_at") == prof["profile"]["measured_at"]
+              and ref.get("program") == prof["reference"]["program"],
+              f"the plain program's {row['median_ms']} ms and rounds on {prof['profile']['gpu_uuid']}", ref, what)
+        sim_ms = exp["result"]["total_ms"]["median"]
+        check(abs(ref["sim_error_pct"] - 100 * (sim_ms / row["median_ms"] - 1)) < 1e-9,
+              f"100 x ({sim_ms} / {row['median_ms']} - 1)", ref["sim_error_pct"], what + ".sim_error_pct")
+    # not a point of the table as the plain program runs it: none
+    for over in ({"kernel": "compute"}, {"chunks": 8}, {"size": "2^20"}, {"host_memory": "pageable"}):
+        spec = dict({"variant": "async_v1", "size": "2^22", "streams": 4, "reps": 3}, **over)
+        exp = server.wait_done(server.create(spec)["id"])
+        check("reference" not in exp["result"]["extra"], "no extra.reference", exp["result"]["extra"].get("reference"),
+              f"a spec off the seeds' table ({over})")
+
+
 def test_a_sweep_over_the_profile_machines(server):
     ms = machines_by_profile(server)
     ids = [ms[n]["id"] for n in ("lent-h100", "lent-h200")]

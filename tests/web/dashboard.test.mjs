@@ -507,6 +507,31 @@ test('run detail: how long the host took to issue a rep, and whether it set the 
   await page.closeAll();
 });
 
+test('run detail: a simulated point of the seeds\' table says what the profile\'s GPU measured there', async () => {
+  const page = await newPage();
+  const r = await apiCall('POST', '/api/experiments', { variant: 'async_v1', streams: 64, size: 2 ** 25, reps: 3, label: 'web-test seeds point' });
+  check(r.status === 202, 'POST a sim run of a seeds\' point', 202, `${r.status} ${r.text}`);
+  const e = await waitFinished(r.json.id);
+  const ref = e.result?.extra?.reference;
+  check(ref && ref.profile === 'lent-h100' && ref.median_ms > 0 && Array.isArray(ref.rounds_ms),
+    'the API gives the plain program\'s measurement (result.extra.reference)', 'lent-h100, median_ms, rounds_ms', ref);
+  await open(page, `#/run/${e.id}`);
+  await page.waitForSelector('#summary', { timeout: 10000 });
+  const line = await page.$eval('#reference-line', (el) => el.textContent).catch(() => null);
+  const pct = Math.abs(ref.sim_error_pct).toFixed(1).replace('.', '\\.');
+  const side = ref.sim_error_pct >= 0 ? 'slower' : 'faster';
+  const want = new RegExp(`^measured on lent-h100's GPU \\(GPU-406d4a42, 2026-11-26\\) by a plain CUDA program: [0-9.]+ ms \\(5 rounds, [0-9.]+ ms to [0-9.]+ ms\\); the simulation is ${pct}% ${side}$`);
+  check(line && want.test(line), 'the total card says what the profile\'s GPU measured, its rounds and how far the sim is', want.source, line);
+  // off the seeds' table (another kernel): no such line
+  const r2 = await apiCall('POST', '/api/experiments', { variant: 'async_v1', streams: 64, size: 2 ** 25, reps: 3, kernel: 'compute', label: 'web-test off the table' });
+  const e2 = await waitFinished(r2.json.id);
+  await open(page, `#/run/${e2.id}`);
+  await page.waitForSelector('#summary', { timeout: 10000 });
+  check(!(await page.$('#reference-line')), 'a run off the seeds\' table has no measured line', 'absent', 'present');
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
 test('run detail: the Gantt timeline has one lane per stream, hover and zoom work', async () => {
   const target = state.sweepPoints.find((e) => e.spec.variant === 'async_v1' && e.spec.streams === 32);
   check(target, 'the sweep has an async_v1 32-stream point', 'present', 'absent');

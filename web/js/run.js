@@ -106,6 +106,24 @@ function hostIssueLine(e, machine) {
     + `${fmtPct(Math.min(share, 1))} of the total, ${pace}`);
 }
 
+// A simulated point of the seeds' table: what a plain CUDA program measured there on the GPU
+// the profile stands for (result.extra.reference, server/API.md), beside the simulation.
+function referenceLine(e) {
+  const ref = e.result?.extra?.reference;
+  if (e.result?.backend !== 'sim' || !ref || !(ref.median_ms > 0) || typeof ref.sim_error_pct !== 'number') return null;
+  const rounds = Array.isArray(ref.rounds_ms) ? ref.rounds_ms.filter((x) => typeof x === 'number') : [];
+  const lo = rounds.length ? Math.min(...rounds) : null;
+  const hi = rounds.length ? Math.max(...rounds) : null;
+  const spread = lo !== null && hi > lo ? ` (${rounds.length} rounds, ${fmtMs(lo)} to ${fmtMs(hi)})` : '';
+  const gpu = ref.gpu_uuid ? String(ref.gpu_uuid).slice(0, 12) : 'its GPU';
+  const when = ref.measured_at ? String(ref.measured_at).slice(0, 10) : '';
+  const pct = Math.abs(ref.sim_error_pct);
+  const side = ref.sim_error_pct >= 0 ? 'slower' : 'faster';
+  return h('div', { class: 'stat-sub', id: 'reference-line', role: 'note' },
+    `measured on ${ref.profile || 'the profile'}'s GPU (${gpu}${when ? `, ${when}` : ''}) by a plain CUDA program: `
+    + `${fmtMs(ref.median_ms)}${spread}; the simulation is ${pct.toFixed(1)}% ${side}`);
+}
+
 function summaryCards(e, machine) {
   const r = e.result || {};
   const t = r.total_ms || {};
@@ -116,6 +134,7 @@ function summaryCards(e, machine) {
     card('total, median of reps', fmtMs(t.median),
       h('div', { class: 'stat-sub' }, `min ${fmtMs(t.min)} · max ${fmtMs(t.max)} · σ ${fmtMs(t.stddev)}`),
       repModes(r.rep_modes),
+      referenceLine(e),
       hostIssueLine(e, machine),
       h('div', { class: 'reps-chart' }, h('canvas', { id: 'reps-canvas' }))),
     card('efficiency = floor / total', fmtPct(r.efficiency), meter(r.efficiency, '#7ee0a8'),
