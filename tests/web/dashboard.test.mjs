@@ -532,6 +532,37 @@ test('run detail: a simulated point of the seeds\' table says what the profile\'
   await page.closeAll();
 });
 
+test('the sweep chart: a simulated sweep of the seeds\' table draws what the profile\'s GPU measured beside it', async () => {
+  const page = await newPage();
+  const sw = await apiCall('POST', '/api/sweeps', { base: { variant: 'async_v1', size: 2 ** 25, reps: 3, label: 'web-test reference sweep' }, axes: { streams: [4, 64] } });
+  check(sw.status === 202, 'POST a sim sweep of two seeds\' points', 202, `${sw.status} ${sw.text}`);
+  const done = [];
+  for (const x of sw.json.experiments) done.push(await waitFinished(x));
+  const want = done.map((e) => e.result?.extra?.reference?.median_ms).sort();
+  check(want.length === 2 && want.every((v) => v > 0), 'each point carries the profile\'s measurement', '2 medians', want);
+  await open(page, `#/sweep/${sw.json.id}`);
+  await page.waitForSelector('#sweep-time-canvas', { timeout: 10000 });
+  const chart = await datasetsOf(page, '#sweep-time-canvas');
+  await shot(page, '07b-sweep-measured-beside');
+  const ref = chart.datasets.find((d) => d.kind === 'ref');
+  const ys = (ref?.data || []).map((pt) => pt.y).sort();
+  check(ref && ref.label === 'async_v1 measured on lent-h100\'s GPU' && JSON.stringify(ys) === JSON.stringify(want),
+    'a series of the plain program\'s medians at the sweep\'s points', `async_v1 measured on lent-h100's GPU: ${want}`, ref && `${ref.label}: ${ys}`);
+  check(chart.legend.includes('measured on its GPU (plain CUDA)') && !chart.legend.includes(ref?.label),
+    'one legend entry says what the squares are', 'measured on its GPU (plain CUDA)', chart.legend);
+  const stray = await page.evaluate(() => document.body.innerText.split('\n').map((l) => l.trim()).filter((l) => l === 'null').length);
+  check(stray === 0, 'a one-axis sweep\'s header writes no stray "null" (no x-axis toggle)', 0, stray);
+  // off the table (2^20): no such series
+  const sw2 = await apiCall('POST', '/api/sweeps', { base: { variant: 'async_v1', size: 2 ** 20, reps: 3, label: 'web-test off-table sweep' }, axes: { streams: [4, 8] } });
+  for (const x of sw2.json.experiments) await waitFinished(x);
+  await open(page, `#/sweep/${sw2.json.id}`);
+  await page.waitForSelector('#sweep-time-canvas', { timeout: 10000 });
+  const chart2 = await datasetsOf(page, '#sweep-time-canvas');
+  check(!chart2.datasets.some((d) => d.kind === 'ref' || d.kind === 'ref-legend'), 'a sweep off the seeds\' table draws no measured series', 'none', chart2.datasets.map((d) => d.kind));
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
 test('run detail: the Gantt timeline has one lane per stream, hover and zoom work', async () => {
   const target = state.sweepPoints.find((e) => e.spec.variant === 'async_v1' && e.spec.streams === 32);
   check(target, 'the sweep has an async_v1 32-stream point', 'present', 'absent');

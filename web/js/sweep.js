@@ -153,8 +153,9 @@ export async function render(root, ctx) {
         h('a', { href: hashFor('runs', null, { sweep: id }) }, 'as a table in Runs'),
         h('a', { href: api.exportUrl({ sweep: id }), download: `streamlab-sweep-${shortId(id)}.bundle.json` }, 'export bundle'),
         h('a', { href: hashFor('compare', null, { ids: done.map((p) => p.id).join(',') }) }, 'compare these')),
-      axes.length > 1 ? h('div', { class: 'segmented' }, h('span', { class: 'muted' }, 'x axis: '),
-        axes.map((a) => h('a', { class: a === x ? 'on' : '', href: hashFor('sweep', id, { ...Object.fromEntries(ctx.params), x: a }) }, a))) : null);
+      // (replaceChildren writes a null argument as the text "null": a one-axis sweep has no toggle)
+      ...(axes.length > 1 ? [h('div', { class: 'segmented' }, h('span', { class: 'muted' }, 'x axis: '),
+        axes.map((a) => h('a', { class: a === x ? 'on' : '', href: hashFor('sweep', id, { ...Object.fromEntries(ctx.params), x: a }) }, a)))] : []));
 
     body.replaceChildren();
     if (!done.length) {
@@ -200,6 +201,14 @@ export async function render(root, ctx) {
       timeSets.push({ label: s.key, data: s.points.map((p) => ({ ...pt(p, totalMs(p)), modes: p.result.rep_modes || null })), borderColor: c, backgroundColor: c, borderDash: s.style.dash, borderWidth: 2.2, pointRadius: s.points.map((p) => (p.result.rep_modes ? 6 : 3.5)), pointStyle: s.points.map((p) => (p.result.rep_modes ? 'triangle' : 'circle')), pointHoverRadius: 6 });
       const pred = s.points.filter((p) => hasPrediction(p.result));
       if (pred.length) timeSets.push({ label: `${s.key} predicted`, data: pred.map((p) => pt(p, p.result.predicted_ms)), borderColor: c, backgroundColor: c, borderDash: [5, 4], borderWidth: 1.4, pointRadius: 2, pointStyle: 'rectRot', kind: 'pred' });
+      // a simulated point of the seeds' table: what a plain CUDA program measured there on the
+      // GPU the profile stands for (result.extra.reference), hollow squares in the series' colour
+      const meas = s.points.filter((p) => p.result.backend === 'sim' && p.result.extra?.reference?.median_ms > 0);
+      if (meas.length) timeSets.push({ label: `${s.key} measured on ${meas[0].result.extra.reference.profile || 'the profile'}'s GPU`, data: meas.map((p) => pt(p, p.result.extra.reference.median_ms)), borderColor: c, backgroundColor: 'transparent', borderDash: [2, 2], borderWidth: 1.2, pointRadius: 4.5, pointBorderWidth: 1.6, pointStyle: 'rect', kind: 'ref' });
+    }
+    const refs = timeSets.filter((d) => d.kind === 'ref');
+    if (refs.length) {
+      timeSets.push({ label: 'measured on its GPU (plain CUDA)', data: [], borderColor: '#b8c0cc', backgroundColor: 'transparent', borderDash: [2, 2], borderWidth: 1.2, pointStyle: 'rect', kind: 'ref-legend' });
     }
     // one legend entry says what the dashed lines are
     if (timeSets.some((d) => d.kind === 'pred')) {
@@ -225,7 +234,7 @@ export async function render(root, ctx) {
       const el = els.find((e) => chart.data.datasets[e.datasetIndex].data[e.index]?.id);
       if (el) ctx.go(hashFor('run', chart.data.datasets[el.datasetIndex].data[el.index].id));
     };
-    const legendFilter = (item, data) => !data.datasets[item.datasetIndex].band && data.datasets[item.datasetIndex].kind !== 'pred';
+    const legendFilter = (item, data) => !data.datasets[item.datasetIndex].band && !['pred', 'ref'].includes(data.datasets[item.datasetIndex].kind);
 
     const timeCanvas = h('canvas', { id: 'sweep-time-canvas' });
     const speedCanvas = h('canvas', { id: 'sweep-speedup-canvas' });
@@ -233,7 +242,7 @@ export async function render(root, ctx) {
     const logToggle = h('a', { class: 'small', href: hashFor('sweep', id, { ...Object.fromEntries(ctx.params), logy: logY ? '0' : '1' }) }, logY ? 'linear y' : 'log y');
     body.append(
       h('section', { class: 'card chart-card' },
-        h('div', { class: 'card-head' }, h('h2', {}, `Time vs ${x}`), h('span', { class: 'muted' }, 'median of reps; ▲: reps in two groups, the median neither; band: min … max; dashed ◆: model prediction; dotted: floor'), logToggle),
+        h('div', { class: 'card-head' }, h('h2', {}, `Time vs ${x}`), h('span', { class: 'muted' }, `median of reps; ▲: reps in two groups, the median neither; band: min … max; dashed ◆: model prediction; dotted: floor${refs.length ? '; □: measured on the simulated GPU by a plain CUDA program' : ''}`), logToggle),
         h('div', { class: 'chart-box tall' }, timeCanvas)),
       h('div', { class: 'two-col' },
         h('section', { class: 'card chart-card' }, h('h2', { id: 'speedup-title' }), h('div', { class: 'chart-box' }, speedCanvas)),
