@@ -161,11 +161,13 @@ static const json_t *reference_point(const json_t *ref, const spec_t *spec) {
                  spec->stream_flags == SFLAGS_DEFAULT && spec->flush == FLUSH_NONE && !spec->graph &&
                  spec->chunk_ramp == 0 && spec->device_count == 1 &&
                  (spec->variant == VARIANT_SEQUENTIAL || spec->chunks == spec->streams);
+    if (!seeds)
+        return NULL;
     const json_t *points = json_object_get(ref, "points"), *pt;
     size_t i;
     json_array_foreach(points, i, pt) {
         const char *v = json_string_value(json_object_get(pt, "variant"));
-        if (seeds && v && strcmp(v, variant_names[spec->variant]) == 0 &&
+        if (v && strcmp(v, variant_names[spec->variant]) == 0 &&
             json_integer_value(json_object_get(pt, "size")) == (json_int_t)spec->size &&
             json_integer_value(json_object_get(pt, "streams")) ==
                 (json_int_t)(spec->variant == VARIANT_SEQUENTIAL ? 1 : spec->streams) &&
