@@ -217,6 +217,11 @@ typedef struct calibration {
                                       * rounds; 0: not measured */
     double copy_submit_us;           /* host time to issue one cudaMemcpyAsync (median) */
     double kernel_launch_us;         /* host time to issue one kernel launch (median) */
+    double issue_scale_large;        /* the host's calls cost this many times as much in a rep
+                                      * over the seeds' 2^25-element array (128 MiB) as over
+                                      * their 2^22 (16 MiB; copy_submit_us, kernel_launch_us):
+                                      * the seeds' step over 256 streams, the array memset
+                                      * first as every rep does; 0: not measured */
     double zero_copy_gbps;           /* each direction while a kernel reads and writes pinned
                                       * host memory itself (mapped, no copies); 0: unknown */
     double copy_setup_us;            /* device time a copy costs beyond its bytes at the peak

@@ -18,6 +18,9 @@
 #include "kernels.h"
 
 #define CAL_BYTES (256ull << 20)
+/* the seeds' two array sizes, in elements */
+#define SMALL_ELEMS (1ull << 22)
+#define LARGE_ELEMS (1ull << 25)
 #define CAL_REPS 5                 /* pinned copies and kernels */
 #define CAL_PAGEABLE_REPS 3
 #define CAL_BIDIR_REPS 12
@@ -106,6 +109,28 @@ static int cmp_float(const void *a, const void *b) {
 static int cmp_double_cal(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* The seeds' depth-first step over n elements in `streams` chunks (H2D from h, the blog
+ * kernel, D2H into back; chunk i into ps[i]) from an idle device: the host's time to
+ * issue it, in *us. */
+static int issue_seeds_step(float *h, float *back, float *d, uint64_t n, int streams, cudaStream_t *ps, double *us,
+                            sl_error_t *err) {
+    int rc = SL_OK;
+    const uint64_t chunk = n / (uint64_t)streams;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    {
+        double t0 = cuda_now_us();
+        for (int i = 0; i < streams; i++) {
+            size_t off = (size_t)i * chunk;
+            CUDA_CHECK(cudaMemcpyAsync(d + off, h + off, chunk * sizeof(float), cudaMemcpyHostToDevice, ps[i]));
+            CUDA_CHECK(cuda_kernel_launch(KERNEL_BLOG, 1, LAUNCH_CHUNK, 0, 256, d + off, off, chunk, ps[i]));
+            CUDA_CHECK(cudaMemcpyAsync(back + off, d + off, chunk * sizeof(float), cudaMemcpyDeviceToHost, ps[i]));
+        }
+        *us = cuda_now_us() - t0;
+    }
+cleanup:
+    return rc;
 }
 
 /* What the copy measurements hold: two streams, three events, two device buffers and one or
@@ -473,22 +498,14 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
          * GPU-51996e14: the reference's breadth-first issue, 1.4 us a chunk longer, holds
          * its closing event on the legacy stream, which waits for every stream with work
          * left.) */
-        double chunk_us[BATCHES];
-        const uint64_t chunk = ((uint64_t)1 << 22) / PSTREAMS; /* the seeds' 2^22 elements over the streams */
+        double chunk_us[BATCHES], us = 0;
         for (; made < PSTREAMS; made++)
             CUDA_CHECK(sl_stream_create(&ps[made], cudaStreamDefault));
         for (int r = -1; r < BATCHES; r++) {
-            CUDA_CHECK(cudaDeviceSynchronize());
-            double t0 = cuda_now_us();
-            for (int i = 0; i < PSTREAMS; i++) {
-                size_t off = (size_t)i * chunk;
-                CUDA_CHECK(cudaMemcpyAsync(d_a + off, h_a + off, chunk * sizeof(float), cudaMemcpyHostToDevice, ps[i]));
-                CUDA_CHECK(cuda_kernel_launch(KERNEL_BLOG, 1, LAUNCH_CHUNK, 0, 256, d_a + off, off, chunk, ps[i]));
-                CUDA_CHECK(cudaMemcpyAsync(h_b + off, d_a + off, chunk * sizeof(float), cudaMemcpyDeviceToHost, ps[i]));
-            }
-            double t1 = cuda_now_us();
+            if ((rc = issue_seeds_step(h_a, h_b, d_a, SMALL_ELEMS, PSTREAMS, ps, &us, err)))
+                goto cleanup;
             if (r >= 0)
-                chunk_us[r] = (t1 - t0) / PSTREAMS;
+                chunk_us[r] = us / PSTREAMS;
         }
         CUDA_CHECK(cudaDeviceSynchronize());
         qsort(chunk_us, BATCHES, sizeof chunk_us[0], cmp_double_cal);
@@ -496,6 +513,37 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         if (per_chunk > 0) {
             c.copy_submit_us = per_chunk / (2 + ratio);
             c.kernel_launch_us = ratio * c.copy_submit_us;
+        }
+        /* The same step over the seeds' 2^25 array against their 2^22, each array memset
+         * before its step and written back in place, as a pipeline's reps run: blocks of
+         * reps of one size, the blocks alternated, each block's first reps left out (they
+         * carry the other size's host caches). Rep by rep alternated, the two cost the same
+         * (0.98-1.01 twice on GPU-60ad1d4f, 2026-11-26), while in blocks 2^25 cost 1.07-1.51
+         * times 2^22 at 256 streams (GPU-1bad40cf: blocking streams or not, the array read
+         * after each rep or not, events around it or not), and the reference's own tables say
+         * 1.02-1.55 (eighteen lent runs, H100s and H200s, 2026-11-24/26). Under CUPTI a 2^25
+         * rep's first calls each took 3-4 times a 2^22 rep's, the event record before any
+         * copy among them (GPU-cf1ab62f): the host's caches after the array went through
+         * them, not the copies' bytes. */
+        if (bytes >= (size_t)LARGE_ELEMS * sizeof(float)) {
+            enum { BLOCKS = 3, BLOCK_REPS = 5, BLOCK_SKIP = 2, KEPT = BLOCKS * (BLOCK_REPS - BLOCK_SKIP) };
+            double step_us[2][KEPT];
+            int kept[2] = {0, 0};
+            for (int b = 0; b < BLOCKS; b++)
+                for (int k = 0; k < 2; k++)
+                    for (int r = 0; r < BLOCK_REPS; r++) {
+                        uint64_t n = k ? LARGE_ELEMS : SMALL_ELEMS;
+                        memset(h_a, 0, n * sizeof(float));
+                        if ((rc = issue_seeds_step(h_a, h_a, d_a, n, PSTREAMS, ps, &us, err)))
+                            goto cleanup;
+                        if (r >= BLOCK_SKIP)
+                            step_us[k][kept[k]++] = us;
+                    }
+            CUDA_CHECK(cudaDeviceSynchronize());
+            qsort(step_us[0], KEPT, sizeof step_us[0][0], cmp_double_cal);
+            qsort(step_us[1], KEPT, sizeof step_us[1][0], cmp_double_cal);
+            double scale = step_us[0][KEPT / 2] > 0 ? step_us[1][KEPT / 2] / step_us[0][KEPT / 2] : 0;
+            c.issue_scale_large = scale > 0 ? fmin(4.0, fmax(0.25, scale)) : 0;
         }
     }
     c.samples = CAL_REPS;

@@ -1056,6 +1056,40 @@ TEST(memset_arrays_copy_slower_to_the_device) {
     result_free(&r);
 }
 
+/* The host's calls cost issue_scale_large times as much over a 128 MiB array as over
+ * 16 MiB, in proportion between: a sim run with it is the run of the same device whose
+ * copy and launch costs are that much larger, and a 16 MiB array's run is unchanged. */
+static double sim_total_ms(machine_info_t *m, spec_t *s) {
+    result_t r;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, backend_run(s, m, &r, &err));
+    double ms = r.total_ms.median;
+    result_free(&r);
+    return ms;
+}
+
+TEST(a_large_arrays_calls_cost_the_host_more) {
+    static const struct { uint64_t size; double scale; } cases[] = {
+        {1u << 22, 1.0}, {1u << 24, 1.0 + 0.5 * 48.0 / 112.0}, {1u << 25, 1.5}, {1u << 26, 1.5}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        machine_info_t m;
+        spec_t s;
+        sim_setup(&m, &s, VARIANT_ASYNC_V1, cases[k].size);
+        s.streams = s.chunks = 256; /* the host sets the pace */
+        calibration_t *c = &m.devices[0].calib;
+        c->issue_scale_large = 1.5;
+        double scaled = sim_total_ms(&m, &s);
+        c->issue_scale_large = 0;
+        double before = sim_total_ms(&m, &s);
+        c->copy_submit_us *= cases[k].scale;
+        c->kernel_launch_us *= cases[k].scale;
+        CHECK_NEAR(sim_total_ms(&m, &s), scaled, 1e-9);
+        if (cases[k].scale > 1) /* it moved the run (at 256 streams a 2^25 pipeline's channels,
+                                 * not the host, set the pace: slower calls can end it sooner) */
+            CHECK(fabs(scaled - before) > 1e-3);
+    }
+}
+
 /* A simulated result says how many hardware channels its streams were given and whether
  * as pools, as the model ran it (it had said 8 while the model ran 32). */
 TEST(a_simulated_result_names_the_models_queue_count) {
@@ -1333,6 +1367,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(the_sim_is_the_h100_profile),
     TEST_ENTRY(machines_read_back_from_json),
     TEST_ENTRY(memset_arrays_copy_slower_to_the_device),
+    TEST_ENTRY(a_large_arrays_calls_cost_the_host_more),
     TEST_ENTRY(a_simulated_result_names_the_models_queue_count),
     TEST_ENTRY(several_devices_share_the_hosts_copy_rate),
     TEST_ENTRY(the_profiles_simulate_their_machines),
