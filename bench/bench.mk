@@ -83,12 +83,14 @@ bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN)
 
 # What issuing a chunk of the seeds' step costs the host, by size, streams, what the host did
 # before the rep and whether the device's queue was full (plain CUDA, bench/probe_host.cu).
+# Then the step in blocks of one size, 2^25 against 2^22, in sixteen set-ups (bench/probe_issue.cu).
 BENCH_HOST_BIN := $(BUILD)/bench/probe_host
+BENCH_ISSUE_BIN := $(BUILD)/bench/probe_issue
 
 .PHONY: bench-host
-bench-host: $(BENCH_HOST_BIN)
+bench-host: $(BENCH_HOST_BIN) $(BENCH_ISSUE_BIN)
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
-	  echo "bench-host: skipped (no GPU)"; else $(BENCH_HOST_BIN) 9; fi
+	  echo "bench-host: skipped (no GPU)"; else $(BENCH_HOST_BIN) 9 && $(BENCH_ISSUE_BIN) 15; fi
 
 .PHONY: bench-split
 bench-split: $(BENCH_SPLIT_BIN)

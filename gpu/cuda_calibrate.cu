@@ -519,8 +519,9 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
          * reps of one size, the blocks alternated, each block's first reps left out (they
          * carry the other size's host caches). Rep by rep alternated, the two cost the same
          * (0.98-1.01 twice on GPU-60ad1d4f, 2026-11-26), while in blocks 2^25 cost 1.07-1.51
-         * times 2^22 at 256 streams (GPU-1bad40cf: blocking streams or not, the array read
-         * after each rep or not, events around it or not), and the reference's own tables say
+         * times 2^22 at 256 streams (bench/probe_issue.cu on GPU-1bad40cf: blocking streams
+         * or not, the array read after each rep or not, events around it or not), and the
+         * reference's own tables say
          * 1.02-1.55 (eighteen lent runs, H100s and H200s, 2026-11-24/26). Under CUPTI a 2^25
          * rep's first calls each took 3-4 times a 2^22 rep's, the event record before any
          * copy among them (GPU-cf1ab62f): the host's caches after the array went through
