@@ -157,10 +157,18 @@ static op_kind_t op_kind_of(plan_kind_t k) {
     }
 }
 
+/* Make the run's device d current. A run on one device makes it current once, before
+ * its reps, and nothing in them changes that: its reps call nothing here, as the seeds'
+ * reps call no cudaSetDevice (four a rep were the only calls the reference did not make,
+ * 2026-11-26, CUPTI's API records on GPU-25802e6b). */
+static cudaError_t use_device(const run_t *r, int d) {
+    return r->ndev > 1 ? cudaSetDevice(r->dev[d].ordinal) : cudaSuccess;
+}
+
 static int sync_all(run_t *r, sl_error_t *err) {
     int rc = SL_OK;
     for (int d = 0; d < r->ndev; d++) {
-        CUDA_CHECK(cudaSetDevice(r->dev[d].ordinal));
+        CUDA_CHECK(use_device(r, d));
         CUDA_CHECK(cudaDeviceSynchronize());
     }
 cleanup:
@@ -180,7 +188,7 @@ static int sync_rep_end(run_t *r, sl_error_t *err) {
     if (!r->blocking_streams)
         return sync_all(r, err);
     for (int d = 0; d < r->ndev; d++) {
-        CUDA_CHECK(cudaSetDevice(r->dev[d].ordinal));
+        CUDA_CHECK(use_device(r, d));
         CUDA_CHECK(cudaEventSynchronize(r->dev[d].rep_stop));
     }
 cleanup:
@@ -590,7 +598,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
     cuda_host_fill_input(s->kernel, r->h_buf, s->size);
     for (int d = 0; d < r->ndev; d++) {
         dev_ctx_t *dc = &r->dev[d];
-        CUDA_CHECK(cudaSetDevice(dc->ordinal));
+        CUDA_CHECK(use_device(r, d));
         cur = d;
         double t = cuda_now_us();
         if (d == 0) {
@@ -628,7 +636,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
         }
         dev_ctx_t *dc = &r->dev[op->device];
         if (op->device != cur) {
-            CUDA_CHECK(cudaSetDevice(dc->ordinal));
+            CUDA_CHECK(use_device(r, op->device));
             cur = op->device;
         }
         cudaStream_t st = op->stream == PLAN_STREAM_DEFAULT ? r->defstream : dc->streams[op->stream];
@@ -646,7 +654,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
             goto cleanup;
     }
     for (int d = 0; d < r->ndev; d++) {
-        CUDA_CHECK(cudaSetDevice(r->dev[d].ordinal));
+        CUDA_CHECK(use_device(r, d));
         CUDA_CHECK(cudaEventRecord(r->dev[d].rep_stop, cudaStreamLegacy));
     }
     r->issue_us = cuda_now_us() - t0;
@@ -658,7 +666,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
      * host times (exact for one device), and on the host clock for the host's share. */
     for (int d = 0; d < r->ndev; d++) {
         dev_ctx_t *dc = &r->dev[d];
-        CUDA_CHECK(cudaSetDevice(dc->ordinal));
+        CUDA_CHECK(use_device(r, d));
         rc = elapsed_us(dc->rep_start, dc->rep_stop, &us, err);
         if (rc)
             goto cleanup;
@@ -686,7 +694,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
                 continue;
             dev_ctx_t *dc = &r->dev[op->device];
             if (op->device != cur) {
-                CUDA_CHECK(cudaSetDevice(dc->ordinal));
+                CUDA_CHECK(use_device(r, op->device));
                 cur = op->device;
             }
             double a = 0, b = 0;
