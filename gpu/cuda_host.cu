@@ -54,21 +54,84 @@ static int compute_threads(void) {
     return n < 1 ? 1 : n > MAX_JOBS ? MAX_JOBS : (int)n;
 }
 
-/* A helper thread's job and whether it is done (the caller spins on it). */
-typedef struct helper {
+/* The helpers: threads started once and kept, asleep between batches. Each batch's jobs
+ * are taken in turn by the helpers; the caller takes none and spins until they are done.
+ * Made and joined for every batch instead (until 2026-11-26), they cost the next rep: at
+ * 2^22 async_v1 x8 streamlab took 1.021 times the reference (median of 5 interleaved
+ * rounds, GPU-de5dffdf), 1.002 with the verification on the issuing thread, 0.999 with
+ * none. Where a helper cannot be started its jobs run on the caller. */
+static struct {
+    pthread_mutex_t mu;           /* guards what follows but the counters marked atomic */
+    pthread_cond_t go;            /* a new batch (gen moved) */
+    pthread_mutex_t batch;        /* one batch at a time (callers on several threads) */
+    pthread_t tid[MAX_JOBS];
+    int started;                  /* helpers running */
+    int keep_off;                 /* the CPU they were kept off (-1: none) */
+    unsigned long gen;
     void *(*fn)(void *);
-    host_job_t *job;
-    int done; /* __atomic */
-} helper_t;
+    host_job_t *jobs;
+    int njobs, next;
+    int left;                     /* __atomic: jobs of the batch not yet done */
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, {0}, 0, -1, 0, NULL, NULL,
+          0, 0, 0};
 
 static void *helper_main(void *arg) {
-    helper_t *h = (helper_t *)arg;
-    h->fn(h->job);
-    __atomic_store_n(&h->done, 1, __ATOMIC_RELEASE);
+    (void)arg;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&pool.mu);
+    for (;;) {
+        while (pool.gen == seen)
+            pthread_cond_wait(&pool.go, &pool.mu);
+        seen = pool.gen;
+        while (pool.next < pool.njobs) {
+            int j = pool.next++;
+            void *(*fn)(void *) = pool.fn;
+            host_job_t *job = &pool.jobs[j];
+            pthread_mutex_unlock(&pool.mu);
+            fn(job);
+            __atomic_sub_fetch(&pool.left, 1, __ATOMIC_ACQ_REL);
+            pthread_mutex_lock(&pool.mu);
+        }
+    }
     return NULL;
 }
 
-/* The jobs run on helper threads kept off the caller's CPU while the caller spins: the
+/* every CPU but `self`, even where the caller is pinned to one (bench) */
+static void all_but(cpu_set_t *set, long ncpu, int self) {
+    CPU_ZERO(set);
+    for (long c = 0; c < ncpu && c < CPU_SETSIZE; c++)
+        if (c != self || ncpu < 2)
+            CPU_SET((int)c, set);
+}
+
+/* Up to n helpers kept off the CPU `self`; how many there are. */
+static int helpers_for(int n, long ncpu, int self) {
+    cpu_set_t others;
+    all_but(&others, ncpu, self);
+    if (pool.keep_off != self) { /* the caller moved: keep the helpers off its new CPU */
+        for (int t = 0; t < pool.started; t++)
+            pthread_setaffinity_np(pool.tid[t], sizeof others, &others);
+        pool.keep_off = self;
+    }
+    while (pool.started < n && ncpu >= 2) { /* one CPU: all on the caller */
+        pthread_attr_t attr;
+        bool have_attr = pthread_attr_init(&attr) == 0;
+        if (have_attr)
+            pthread_attr_setaffinity_np(&attr, sizeof others, &others);
+        int rc = pthread_create(&pool.tid[pool.started], have_attr ? &attr : NULL, helper_main, NULL);
+        if (rc != 0 && have_attr) /* e.g. a CPU set the cgroup does not allow */
+            rc = pthread_create(&pool.tid[pool.started], NULL, helper_main, NULL);
+        if (have_attr)
+            pthread_attr_destroy(&attr);
+        if (rc != 0)
+            break;
+        pthread_detach(pool.tid[pool.started]);
+        pool.started++;
+    }
+    return pool.started < n ? pool.started : n;
+}
+
+/* The jobs run on the helpers, kept off the caller's CPU while the caller spins: the
  * CPU that issues the next rep keeps its caches (the driver's per-stream state) and
  * stays awake. Measured on the lent H100 (2026-11-23), one process alternating with
  * the reference's loop, 2^22 async_v1 at 4..256 streams, host issue time over the
@@ -78,45 +141,37 @@ static void *helper_main(void *arg) {
  * output's poison (two arrays then), reading either array alone, flushing each
  * verified line or sleeping as long did not show it or did not help). */
 static void run_jobs(void *(*fn)(void *), host_job_t *jobs, int n) {
-    pthread_t tid[MAX_JOBS];
-    helper_t help[MAX_JOBS];
-    bool started[MAX_JOBS] = {false};
-    pthread_attr_t attr;
-    bool have_attr = pthread_attr_init(&attr) == 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int self = sched_getcpu();
-    if (have_attr) {
-        /* every CPU but the caller's, even where the caller is pinned to one (bench) */
-        cpu_set_t others;
-        CPU_ZERO(&others);
-        for (long c = 0; c < ncpu && c < CPU_SETSIZE; c++)
-            if (c != self || ncpu < 2)
-                CPU_SET((int)c, &others);
-        pthread_attr_setaffinity_np(&attr, sizeof others, &others);
+    pthread_mutex_lock(&pool.batch);
+    pthread_mutex_lock(&pool.mu);
+    int helpers = helpers_for(n, ncpu, sched_getcpu());
+    if (helpers == 0) {
+        pthread_mutex_unlock(&pool.mu);
+        for (int t = 0; t < n; t++)
+            fn(&jobs[t]);
+        pthread_mutex_unlock(&pool.batch);
+        return;
     }
-    for (int t = 0; t < n && ncpu >= 2; t++) { /* one CPU: all on the caller, below */
-        help[t] = (helper_t){fn, &jobs[t], 0};
-        started[t] = pthread_create(&tid[t], have_attr ? &attr : NULL, helper_main, &help[t]) == 0;
-        if (!started[t] && have_attr) /* e.g. a CPU set the cgroup does not allow */
-            started[t] = pthread_create(&tid[t], NULL, helper_main, &help[t]) == 0;
-    }
-    if (have_attr)
-        pthread_attr_destroy(&attr);
-    for (int t = 0; t < n; t++) {
-        if (!started[t]) {
-            fn(&jobs[t]); /* no thread: do its share here */
-            continue;
-        }
-        /* spin (a helper that landed on this CPU anyway, where a cgroup allowed no
-         * other, is not starved for long: after ~50 ms the caller blocks in join) */
-        for (long spin = 0; spin < (1L << 20) && !__atomic_load_n(&help[t].done, __ATOMIC_ACQUIRE); spin++)
+    pool.fn = fn;
+    pool.jobs = jobs;
+    pool.njobs = n;
+    pool.next = 0;
+    __atomic_store_n(&pool.left, n, __ATOMIC_RELEASE);
+    pool.gen++;
+    pthread_cond_broadcast(&pool.go);
+    pthread_mutex_unlock(&pool.mu);
+    /* spin (a helper that landed on this CPU anyway, where a cgroup allowed no other, is
+     * not starved for long: after ~50 ms the caller yields between looks) */
+    for (long spin = 0; __atomic_load_n(&pool.left, __ATOMIC_ACQUIRE) > 0; spin++) {
+        if (spin < (1L << 20)) {
 #if defined(__SSE2__)
             _mm_pause();
-#else
-            ;
 #endif
-        pthread_join(tid[t], NULL);
+        } else {
+            sched_yield();
+        }
     }
+    pthread_mutex_unlock(&pool.batch);
 }
 
 static void split(host_job_t *jobs, int n, uint64_t count) {
