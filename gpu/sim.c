@@ -73,8 +73,8 @@ static double dirty_extra_us(const spec_t *spec, const calibration_t *c, const p
  * in proportion between (the calibration measures the two ends only). Over the eighteen lent
  * tables (2026-11-24/26), each table's own 2^25/2^22 issue ratio made every 2^25 point of
  * 64-256 streams closer on average (async_v2 x256 9.9 -> 6.6%, async_v1 x128 8.6 -> 7.6%)
- * and none further. The calibration's own measure is smaller than those ratios on the
- * same runs (1.02-1.19 against 0.94-1.44, four lent H100s): docs/METHOD.md. */
+ * and none further. The calibration's own measure is smaller (1.02-1.19 on four lent
+ * H100s, where two of them measured 0.94-1.44 in their tables): docs/METHOD.md. */
 static double issue_scale(const spec_t *spec, const calibration_t *c) {
     if (!(c->issue_scale_large > 0))
         return 1;
