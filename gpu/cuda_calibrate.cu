@@ -521,11 +521,11 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
          * (0.98-1.01 twice on GPU-60ad1d4f, 2026-11-26), while in blocks 2^25 cost 1.07-1.51
          * times 2^22 at 256 streams (bench/probe_issue.cu on GPU-1bad40cf: blocking streams
          * or not, the array read after each rep or not, events around it or not), and the
-         * reference's own tables say
-         * 1.02-1.55 (eighteen lent runs, H100s and H200s, 2026-11-24/26). Under CUPTI a 2^25
-         * rep's first calls each took 3-4 times a 2^22 rep's, the event record before any
-         * copy among them (GPU-cf1ab62f): the host's caches after the array went through
-         * them, not the copies' bytes. */
+         * reference's own tables say 1.02-1.55, async_v1 and v2 averaged (eighteen lent
+         * runs, H100s and H200s, 2026-11-24/26). Under CUPTI a 2^25 rep's first calls each
+         * took 3-4 times a 2^22 rep's, the event record before any copy among them
+         * (GPU-cf1ab62f): the host's caches after the array went through them, not the
+         * copies' bytes. */
         if (bytes >= (size_t)LARGE_ELEMS * sizeof(float)) {
             enum { BLOCKS = 3, BLOCK_REPS = 5, BLOCK_SKIP = 2, KEPT = BLOCKS * (BLOCK_REPS - BLOCK_SKIP) };
             double step_us[2][KEPT];

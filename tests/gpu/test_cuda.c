@@ -712,7 +712,7 @@ int main(void) {
               "calibrate %d: expected positive host costs, a chunk of 1-100 us, got copy %.2f launch %.2f", i,
               c->copy_submit_us, c->kernel_launch_us);
         /* the seeds' step over 2^25 against 2^22 (the reference's own tables on the lent
-         * H100s and H200s: 1.02-1.55 at 256 streams) */
+         * H100s and H200s: 1.02-1.55 at 256 streams, async_v1 and v2 averaged) */
         printf("calibration %d: calls over a 128 MiB array cost %.3fx\n", i, c->issue_scale_large);
         CHECK(c->issue_scale_large > 0.8 && c->issue_scale_large < 3,
               "calibrate %d: expected the large array's issue scale within 0.8-3, got %.3f", i,
