@@ -1,7 +1,8 @@
 """bench_soak.py — `make bench-soak`: does a long-running server measure like a fresh plain CUDA
 program, run after run? (issue 19) One `streamlab serve` process; the same experiment through the
 REST API RUNS times (default 20) at each soak point, interleaved with bench/ref_overlap (the seeds'
-steps, a plain CUDA program answering over a pipe): round i runs every point once in each program.
+steps, a plain CUDA program answering over a pipe): round i runs every point once in each program,
+who runs a point first turning from one round to the next.
 Printed per point: streamlab's and the reference's medians of runs 1-5 and of the last 5, their
 ratio, the slope (ms per run, least squares), streamlab / reference over all runs, and that ratio
 taken round by round, its last 5 over its first 5 (the drift of streamlab's process with the
@@ -13,7 +14,7 @@ rounds (default 3), the same interleaving in the same long-lived server: per poi
 each program's run medians, streamlab / reference, and at the end how many points are within 5%
 and at how many streamlab is the slower (issue 19's table: at least 36 of 38, at most 24 slower).
 --table --self-check: a second reference process (its own context, the same program) runs every
-point too, right after streamlab, and is scored against the first exactly as streamlab is: what
+point too, in its turn, and is scored against the first exactly as streamlab is: what
 the same plain CUDA program gets against itself on this machine in the same minutes, the floor
 under streamlab's count.
 Before the server starts, the reference settles the machine (--settle, up to 120 s): a lent VM runs
@@ -128,7 +129,8 @@ def main():
             return 0
         gpu = lab.call("GET", "/api/machines/" + health["machine_id"])["gpus"][0]
         print(f"bench-soak: {gpu['name']} ({gpu['uuid']}), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
-              f"{a.runs} rounds, each point once per round in each program, {a.reps} reps a run, "
+              f"{a.runs} rounds, each point once per round in each program (who goes first turning round by "
+              f"round), {a.reps} reps a run, "
               f"trace_ops {a.trace_ops}, " +
               (f"the reference and streamlab's worker on CPU {cpu}" if cpu is not None else "unpinned"))
         if a.settle > 0:
@@ -140,18 +142,27 @@ def main():
         rf = {p: [] for p in points}
         rf2 = {p: [] for p in points} if len(refs) > 1 else None  # --self-check: the second reference's runs
         counts = [("start", dict(proc_counts(srv.pid), cuda=cuda_counts(lab)))]
+        def run_sl(p, r):
+            v, lg, s = p
+            e = lab.call("POST", "/api/experiments", {"variant": v, "size": 1 << lg, "streams": s, "reps": a.reps,
+                                                      "warmup": 3, "backend": "cuda", "trace_ops": a.trace_ops,
+                                                      "label": f"soak {r + 1}"})
+            e = lab.finished(e["id"], f"streamlab {p}")
+            sl[p].append(e["result"]["total_ms"]["median"])
+            two[p] += bool(e["result"].get("rep_modes"))
+
+        # Who runs a point first turns round by round (a Latin square over the rounds): a
+        # fixed order, the reference always first, gave the same plain program run second a
+        # bias of its own (on a lent H200, 2026-11-26, GPU-30796668: the second reference
+        # process the slower at 28 of 38 points, every 2^25 point 1.000-1.009).
+        turns = [lambda p, r: rf[p].append(ask_ref(refs[0], p, a.reps)), run_sl]
+        if rf2 is not None:
+            turns.append(lambda p, r: rf2[p].append(ask_ref(refs[1], p, a.reps)))
         for r in range(a.runs):
+            order = turns[r % len(turns):] + turns[:r % len(turns)]
             for p in points:
-                v, lg, s = p
-                rf[p].append(ask_ref(refs[0], p, a.reps))
-                e = lab.call("POST", "/api/experiments", {"variant": v, "size": 1 << lg, "streams": s, "reps": a.reps,
-                                                          "warmup": 3, "backend": "cuda", "trace_ops": a.trace_ops,
-                                                          "label": f"soak {r + 1}"})
-                e = lab.finished(e["id"], f"streamlab {p}")
-                sl[p].append(e["result"]["total_ms"]["median"])
-                two[p] += bool(e["result"].get("rep_modes"))
-                if rf2 is not None:
-                    rf2[p].append(ask_ref(refs[1], p, a.reps))
+                for turn in order:
+                    turn(p, r)
             counts.append((f"after round {r + 1}", dict(proc_counts(srv.pid), cuda=cuda_counts(lab))))
         if a.table:
             return print_table(points, sl, rf, rf2, a.out, gpu, counts, two, settle_json(a.settle, settled))
