@@ -1090,6 +1090,52 @@ TEST(a_large_arrays_calls_cost_the_host_more) {
     }
 }
 
+/* extra.host_pace: the run again with the host's calls 0.9-1.5 times as dear. Its 1.0 is
+ * the run; each total is the run of the same device whose copy and launch costs were
+ * scaled by hand; a host-paced run (2^22 x256) grows with the scale, a copy-paced one
+ * (2^25 x4) does not move. */
+static double pace_ms(const json_t *pace, size_t k) {
+    return json_number_value(json_array_get(json_object_get(pace, "total_ms"), k));
+}
+
+TEST(a_simulated_result_gives_its_host_pace_band) {
+    static const double scales[] = {0.9, 1.0, 1.15, 1.3, 1.5};
+    machine_info_t m;
+    spec_t s;
+    sim_setup(&m, &s, VARIANT_ASYNC_V1, 1u << 22);
+    s.streams = s.chunks = 256;
+    result_t r;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
+    const json_t *pace = json_object_get(r.extra, "host_pace");
+    CHECK_INT(5, (long long)json_array_size(json_object_get(pace, "scales")));
+    CHECK_NEAR(r.total_ms.median, pace_ms(pace, 1), 1e-9);
+    double lo = INFINITY, hi = 0;
+    for (size_t k = 0; k < 5; k++) {
+        CHECK_NEAR(scales[k], json_number_value(json_array_get(json_object_get(pace, "scales"), k)), 1e-12);
+        if (k)
+            CHECK(pace_ms(pace, k) > pace_ms(pace, k - 1));
+        lo = fmin(lo, pace_ms(pace, k));
+        hi = fmax(hi, pace_ms(pace, k));
+    }
+    CHECK_NEAR(lo, json_number_value(json_object_get(pace, "min_ms")), 1e-12);
+    CHECK_NEAR(hi, json_number_value(json_object_get(pace, "max_ms")), 1e-12);
+    CHECK(pace_ms(pace, 4) > 1.2 * pace_ms(pace, 1));
+    double at_15 = pace_ms(pace, 4);
+    result_free(&r);
+    m.devices[0].calib.copy_submit_us *= 1.5;
+    m.devices[0].calib.kernel_launch_us *= 1.5;
+    CHECK_NEAR(at_15, sim_total_ms(&m, &s), 1e-9);
+
+    sim_setup(&m, &s, VARIANT_ASYNC_V1, 1u << 25);
+    s.streams = s.chunks = 4;
+    CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
+    pace = json_object_get(r.extra, "host_pace");
+    CHECK(json_number_value(json_object_get(pace, "max_ms")) <
+          1.005 * json_number_value(json_object_get(pace, "min_ms")));
+    result_free(&r);
+}
+
 /* A simulated result says how many hardware channels its streams were given and whether
  * as pools, as the model ran it (it had said 8 while the model ran 32). */
 TEST(a_simulated_result_names_the_models_queue_count) {
@@ -1368,6 +1414,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(machines_read_back_from_json),
     TEST_ENTRY(memset_arrays_copy_slower_to_the_device),
     TEST_ENTRY(a_large_arrays_calls_cost_the_host_more),
+    TEST_ENTRY(a_simulated_result_gives_its_host_pace_band),
     TEST_ENTRY(a_simulated_result_names_the_models_queue_count),
     TEST_ENTRY(several_devices_share_the_hosts_copy_rate),
     TEST_ENTRY(the_profiles_simulate_their_machines),

@@ -532,6 +532,31 @@ test('run detail: a simulated point of the seeds\' table says what the profile\'
   await page.closeAll();
 });
 
+test('run detail: a simulated run says how far the host\'s pace moves it', async () => {
+  const page = await newPage();
+  // 2^25 async_v1 x64: the first kernels' channels, set by the host's pace, pick one of two modes
+  const r = await apiCall('POST', '/api/experiments', { variant: 'async_v1', streams: 64, size: 2 ** 25, reps: 3, label: 'web-test host pace' });
+  check(r.status === 202, 'POST a sim run', 202, `${r.status} ${r.text}`);
+  const e = await waitFinished(r.json.id);
+  const pace = e.result?.extra?.host_pace;
+  check(pace && pace.max_ms > 1.05 * pace.min_ms, 'the API gives a band wider than 5% (result.extra.host_pace)', '> 5%', pace);
+  await open(page, `#/run/${e.id}`);
+  await page.waitForSelector('#summary', { timeout: 10000 });
+  const line = await page.$eval('#host-pace', (el) => el.textContent).catch(() => null);
+  // as the dashboard writes ms (3 significant digits; the band here is 3-4 ms)
+  const ms = (x) => `${Number(x.toPrecision(3)).toLocaleString('en-US', { maximumFractionDigits: 6 })} ms`;
+  const want = `with the host's calls 0.9–1.5× as dear as calibrated (lent hosts moved this much between runs): ${ms(pace.min_ms)} to ${ms(pace.max_ms)}`;
+  check(line === want, 'the total card gives the band', want, line);
+  // a copy-bound run (2^25 x4) does not move with the host: no such line
+  const r2 = await apiCall('POST', '/api/experiments', { variant: 'async_v1', streams: 4, size: 2 ** 25, reps: 3, label: 'web-test copy-bound' });
+  const e2 = await waitFinished(r2.json.id);
+  await open(page, `#/run/${e2.id}`);
+  await page.waitForSelector('#summary', { timeout: 10000 });
+  check(!(await page.$('#host-pace')), 'a copy-bound run has no host-pace line', 'absent', 'present');
+  checkNoProblems(page);
+  await page.closeAll();
+});
+
 test('the sweep chart: a simulated sweep of the seeds\' table draws what the profile\'s GPU measured beside it', async () => {
   const page = await newPage();
   const sw = await apiCall('POST', '/api/sweeps', { base: { variant: 'async_v1', size: 2 ** 25, reps: 3, label: 'web-test reference sweep' }, axes: { streams: [4, 64] } });

@@ -124,6 +124,19 @@ function referenceLine(e) {
     + `${fmtMs(ref.median_ms)}${spread}; the simulation is ${pct.toFixed(1)}% ${side}`);
 }
 
+// A simulated run's band over the host's pace (result.extra.host_pace, server/API.md): the
+// same run with the host's calls 0.9-1.5x as dear, said where it moves the total by more than 5%.
+function hostPaceLine(e) {
+  const pace = e.result?.extra?.host_pace;
+  if (e.result?.backend !== 'sim' || !pace || !(pace.min_ms > 0) || !(pace.max_ms > pace.min_ms * 1.05)) return null;
+  const scales = Array.isArray(pace.scales) ? pace.scales : [];
+  const totals = Array.isArray(pace.total_ms) ? pace.total_ms : [];
+  const each = scales.map((x, k) => `${x}×: ${fmtMs(totals[k])}`).join(' · ');
+  return h('div', { class: 'stat-sub', id: 'host-pace', role: 'note', title: each },
+    `with the host's calls ${scales[0]}–${scales[scales.length - 1]}× as dear as calibrated (lent hosts moved `
+    + `this much between runs): ${fmtMs(pace.min_ms)} to ${fmtMs(pace.max_ms)}`);
+}
+
 function summaryCards(e, machine) {
   const r = e.result || {};
   const t = r.total_ms || {};
@@ -135,6 +148,7 @@ function summaryCards(e, machine) {
       h('div', { class: 'stat-sub' }, `min ${fmtMs(t.min)} · max ${fmtMs(t.max)} · σ ${fmtMs(t.stddev)}`),
       repModes(r.rep_modes),
       referenceLine(e),
+      hostPaceLine(e),
       hostIssueLine(e, machine),
       h('div', { class: 'reps-chart' }, h('canvas', { id: 'reps-canvas' }))),
     card('efficiency = floor / total', fmtPct(r.efficiency), meter(r.efficiency, '#7ee0a8'),
