@@ -142,9 +142,9 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
                json_string_value(json_object_get(json_object_get(against, "profile"), "name")),
                json_string_value(json_object_get(json_object_get(against, "profile"), "measured_at")),
                json_string_value(json_object_get(json_object_get(against, "profile"), "gpu_uuid")));
-    printf("%-6s %-11s %7s %10s %10s %8s %8s%s\n", "size", "variant", "streams", "sim_ms", "ref_ms", "error", "spread",
-           against ? "    drift" : "");
-    tally_t all = {0}, by[2][3], drift = {0}, spread = {0};
+    printf("%-6s %-11s %7s %10s %10s %8s %8s%s  %s\n", "size", "variant", "streams", "sim_ms", "ref_ms", "error",
+           "spread", against ? "    drift" : "", "host pace 0.9-1.5x: sim_ms, off");
+    tally_t all = {0}, by[2][3], drift = {0}, spread = {0}, paced = {0};
     int within_drift = 0;
     memset(by, 0, sizeof by);
     size_t i;
@@ -172,6 +172,13 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
             continue;
         }
         double sim_ms = r.total_ms.median, e = (sim_ms - ref_ms) / ref_ms;
+        /* the sim's host-pace band (result.extra.host_pace): how far the measured point is
+         * from the nearest total the sim gives with the host's calls 0.9-1.5 times as dear */
+        const json_t *pace = json_object_get(r.extra, "host_pace");
+        double lo_ms = json_number_value(json_object_get(pace, "min_ms")),
+               hi_ms = json_number_value(json_object_get(pace, "max_ms"));
+        double pe = !(lo_ms > 0) ? fabs(e) : ref_ms < lo_ms ? (lo_ms - ref_ms) / ref_ms
+                                         : ref_ms > hi_ms ? (ref_ms - hi_ms) / ref_ms : 0;
         result_free(&r);
         int lg = 0;
         while ((1ull << lg) < size)
@@ -196,8 +203,11 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
             within_drift += fabs(e) <= fabs(d) + TARGET_MEDIAN;
             printf(" %+7.1f%%", 100 * d);
         }
+        if (lo_ms > 0)
+            printf("  %.3f-%.3f %5.1f%%", lo_ms, hi_ms, 100 * pe);
         printf("\n");
         tally_add(&all, fabs(e));
+        tally_add(&paced, pe);
         int vi = v == VARIANT_SEQUENTIAL ? 0 : v == VARIANT_ASYNC_V1 ? 1 : 2;
         tally_add(&by[lg == 22 ? 0 : 1][vi], fabs(e));
         if (jf)
@@ -214,6 +224,7 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
             tally_print(what, "error", &by[z][v]);
         }
     tally_print("all", "error", &all);
+    tally_print("host pace 0.9-1.5x", "off", &paced);
     tally_print("the reference's rounds", "spread", &spread);
     if (drift.n) {
         tally_print("the reference, again", "drift", &drift);
