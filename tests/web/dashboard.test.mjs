@@ -575,6 +575,16 @@ test('the sweep chart: a simulated sweep of the seeds\' table draws what the pro
     'a series of the plain program\'s medians at the sweep\'s points', `async_v1 measured on lent-h100's GPU: ${want}`, ref && `${ref.label}: ${ys}`);
   check(chart.legend.includes('measured on its GPU (plain CUDA)') && !chart.legend.includes(ref?.label),
     'one legend entry says what the squares are', 'measured on its GPU (plain CUDA)', chart.legend);
+  // a simulated point's band is its host pace (result.extra.host_pace), not its alike reps
+  const byStreams = (key) => done.map((e) => [e.spec.streams, e.result.extra.host_pace[key]]).sort((a, b) => a[0] - b[0]).map((v) => v[1]);
+  const bandY = (label) => (chart.datasets.find((d) => d.band && d.label === label)?.data || []).map((pt) => pt.y);
+  check(JSON.stringify(bandY('async_v1 min')) === JSON.stringify(byStreams('min_ms'))
+    && JSON.stringify(bandY('async_v1 max')) === JSON.stringify(byStreams('max_ms')),
+  'the band runs from each point\'s host_pace.min_ms to its max_ms', `${byStreams('min_ms')} … ${byStreams('max_ms')}`,
+  `${bandY('async_v1 min')} … ${bandY('async_v1 max')}`);
+  const caption = await page.evaluate(() => document.body.innerText);
+  check(caption.includes('band: min … max (simulated: the host\'s calls 0.9-1.5× as dear)'), 'the caption says what a simulated band is',
+    'band: min … max (simulated: …)', caption.slice(0, 400));
   const stray = await page.evaluate(() => document.body.innerText.split('\n').map((l) => l.trim()).filter((l) => l === 'null').length);
   check(stray === 0, 'a one-axis sweep\'s header writes no stray "null" (no x-axis toggle)', 0, stray);
   // off the table (2^20): no such series

@@ -1,6 +1,7 @@
 // sweep.js — the Sweep view (#/sweep/ID?x=streams&logy=1): total time against one axis
 // (streams, chunks, size, …) with one line per variant (and per value of any other axis),
-// the spread of the reps as a band, the model's prediction (result.predicted_ms) dashed,
+// the spread of the reps as a band (a simulated point: its host-pace band, result.extra.host_pace),
+// the model's prediction (result.predicted_ms) dashed,
 // the machine's floor (result.floor_ms) dotted; then the speed-up over sequential (or over
 // the series' first point where the sweep has no sequential run) and the efficiency.
 // Log axes where the values span more than a few times. Click a point to open that run.
@@ -72,6 +73,12 @@ function sweepAxes(sweep, points) {
   const kept = [];
   for (const f of varying) if (!kept.some((g) => determinedBy(f, g))) kept.push(f);
   return kept;
+}
+
+// a simulated point's host-pace band (result.extra.host_pace), or null
+function bandOf(p) {
+  const pace = p.result?.backend === 'sim' ? p.result.extra?.host_pace : null;
+  return pace && pace.min_ms > 0 && pace.max_ms >= pace.min_ms ? pace : null;
 }
 
 function spanRatio(values) {
@@ -195,8 +202,12 @@ export async function render(root, ctx) {
     const timeSets = [];
     for (const s of series.values()) {
       const c = s.style.color;
-      timeSets.push({ label: `${s.key} min`, data: s.points.map((p) => pt(p, p.result.total_ms?.min ?? totalMs(p))), borderWidth: 0, pointRadius: 0, fill: false, band: true, backgroundColor: `${c}22` });
-      timeSets.push({ label: `${s.key} max`, data: s.points.map((p) => pt(p, p.result.total_ms?.max ?? totalMs(p))), borderWidth: 0, pointRadius: 0, fill: '-1', band: true, backgroundColor: `${c}2a` });
+      // the band: the reps' min … max; a simulated point's reps are alike, so its band is the
+      // host's pace instead (result.extra.host_pace: the host's calls 0.9-1.5x as dear)
+      const lo = (p) => bandOf(p)?.min_ms ?? p.result.total_ms?.min ?? totalMs(p);
+      const hi = (p) => bandOf(p)?.max_ms ?? p.result.total_ms?.max ?? totalMs(p);
+      timeSets.push({ label: `${s.key} min`, data: s.points.map((p) => pt(p, lo(p))), borderWidth: 0, pointRadius: 0, fill: false, band: true, backgroundColor: `${c}22` });
+      timeSets.push({ label: `${s.key} max`, data: s.points.map((p) => pt(p, hi(p))), borderWidth: 0, pointRadius: 0, fill: '-1', band: true, backgroundColor: `${c}2a` });
       // a point whose reps fell in two groups (result.rep_modes) is a triangle: its median is neither group's
       timeSets.push({ label: s.key, data: s.points.map((p) => ({ ...pt(p, totalMs(p)), modes: p.result.rep_modes || null })), borderColor: c, backgroundColor: c, borderDash: s.style.dash, borderWidth: 2.2, pointRadius: s.points.map((p) => (p.result.rep_modes ? 6 : 3.5)), pointStyle: s.points.map((p) => (p.result.rep_modes ? 'triangle' : 'circle')), pointHoverRadius: 6 });
       const pred = s.points.filter((p) => hasPrediction(p.result));
@@ -207,6 +218,7 @@ export async function render(root, ctx) {
       if (meas.length) timeSets.push({ label: `${s.key} measured on ${meas[0].result.extra.reference.profile || 'the profile'}'s GPU`, data: meas.map((p) => pt(p, p.result.extra.reference.median_ms)), borderColor: c, backgroundColor: 'transparent', borderDash: [2, 2], borderWidth: 1.2, pointRadius: 4.5, pointBorderWidth: 1.6, pointStyle: 'rect', kind: 'ref' });
     }
     const refs = timeSets.filter((d) => d.kind === 'ref');
+    const paced = done.some((p) => bandOf(p));
     if (refs.length) {
       timeSets.push({ label: 'measured on its GPU (plain CUDA)', data: [], borderColor: '#b8c0cc', backgroundColor: 'transparent', borderDash: [2, 2], borderWidth: 1.2, pointStyle: 'rect', kind: 'ref-legend' });
     }
@@ -242,7 +254,7 @@ export async function render(root, ctx) {
     const logToggle = h('a', { class: 'small', href: hashFor('sweep', id, { ...Object.fromEntries(ctx.params), logy: logY ? '0' : '1' }) }, logY ? 'linear y' : 'log y');
     body.append(
       h('section', { class: 'card chart-card' },
-        h('div', { class: 'card-head' }, h('h2', {}, `Time vs ${x}`), h('span', { class: 'muted' }, `median of reps; ▲: reps in two groups, the median neither; band: min … max; dashed ◆: model prediction; dotted: floor${refs.length ? '; □: measured on the simulated GPU by a plain CUDA program' : ''}`), logToggle),
+        h('div', { class: 'card-head' }, h('h2', {}, `Time vs ${x}`), h('span', { class: 'muted' }, `median of reps; ▲: reps in two groups, the median neither; band: min … max${paced ? ' (simulated: the host\'s calls 0.9-1.5× as dear)' : ''}; dashed ◆: model prediction; dotted: floor${refs.length ? '; □: measured on the simulated GPU by a plain CUDA program' : ''}`), logToggle),
         h('div', { class: 'chart-box tall' }, timeCanvas)),
       h('div', { class: 'two-col' },
         h('section', { class: 'card chart-card' }, h('h2', { id: 'speedup-title' }), h('div', { class: 'chart-box' }, speedCanvas)),
