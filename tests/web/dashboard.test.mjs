@@ -545,7 +545,7 @@ test('run detail: a simulated run says how far the host\'s pace moves it', async
   const line = await page.$eval('#host-pace', (el) => el.textContent).catch(() => null);
   // as the dashboard writes ms (3 significant digits; the band here is 3-4 ms)
   const ms = (x) => `${Number(x.toPrecision(3)).toLocaleString('en-US', { maximumFractionDigits: 6 })} ms`;
-  const want = `with the host's calls 0.9–1.5× as dear as calibrated (lent hosts moved this much between runs): ${ms(pace.min_ms)} to ${ms(pace.max_ms)}`;
+  const want = `with the host's calls 0.9–2× as dear as calibrated, as lent hosts issued them: ${ms(pace.min_ms)} to ${ms(pace.max_ms)}`;
   check(line === want, 'the total card gives the band', want, line);
   // a copy-bound run (2^25 x4) does not move with the host: no such line
   const r2 = await apiCall('POST', '/api/experiments', { variant: 'async_v1', streams: 4, size: 2 ** 25, reps: 3, label: 'web-test copy-bound' });
@@ -583,7 +583,7 @@ test('the sweep chart: a simulated sweep of the seeds\' table draws what the pro
   'the band runs from each point\'s host_pace.min_ms to its max_ms', `${byStreams('min_ms')} … ${byStreams('max_ms')}`,
   `${bandY('async_v1 min')} … ${bandY('async_v1 max')}`);
   const caption = await page.evaluate(() => document.body.innerText);
-  check(caption.includes('band: min … max (simulated: the host\'s calls 0.9-1.5× as dear)'), 'the caption says what a simulated band is',
+  check(caption.includes('band: min … max (simulated: the host\'s calls 0.9-2× as dear)'), 'the caption says what a simulated band is',
     'band: min … max (simulated: …)', caption.slice(0, 400));
   const stray = await page.evaluate(() => document.body.innerText.split('\n').map((l) => l.trim()).filter((l) => l === 'null').length);
   check(stray === 0, 'a one-axis sweep\'s header writes no stray "null" (no x-axis toggle)', 0, stray);

@@ -125,7 +125,7 @@ function referenceLine(e) {
 }
 
 // A simulated run's band over the host's pace (result.extra.host_pace, server/API.md): the
-// same run with the host's calls 0.9-1.5x as dear, said where it moves the total by more than 5%.
+// same run with the host's calls 0.9-2x as dear, said where it moves the total by more than 5%.
 function hostPaceLine(e) {
   const pace = e.result?.extra?.host_pace;
   if (e.result?.backend !== 'sim' || !pace || !(pace.min_ms > 0) || !(pace.max_ms > pace.min_ms * 1.05)) return null;
@@ -133,8 +133,8 @@ function hostPaceLine(e) {
   const totals = Array.isArray(pace.total_ms) ? pace.total_ms : [];
   const each = scales.map((x, k) => `${x}×: ${fmtMs(totals[k])}`).join(' · ');
   return h('div', { class: 'stat-sub', id: 'host-pace', role: 'note', title: each },
-    `with the host's calls ${scales[0]}–${scales[scales.length - 1]}× as dear as calibrated (lent hosts moved `
-    + `this much between runs): ${fmtMs(pace.min_ms)} to ${fmtMs(pace.max_ms)}`);
+    `with the host's calls ${scales[0]}–${scales[scales.length - 1]}× as dear as calibrated, as lent hosts `
+    + `issued them: ${fmtMs(pace.min_ms)} to ${fmtMs(pace.max_ms)}`);
 }
 
 function summaryCards(e, machine) {

@@ -203,7 +203,7 @@ export async function render(root, ctx) {
     for (const s of series.values()) {
       const c = s.style.color;
       // the band: the reps' min … max; a simulated point's reps are alike, so its band is the
-      // host's pace instead (result.extra.host_pace: the host's calls 0.9-1.5x as dear)
+      // host's pace instead (result.extra.host_pace: the host's calls 0.9-2x as dear)
       const lo = (p) => bandOf(p)?.min_ms ?? p.result.total_ms?.min ?? totalMs(p);
       const hi = (p) => bandOf(p)?.max_ms ?? p.result.total_ms?.max ?? totalMs(p);
       timeSets.push({ label: `${s.key} min`, data: s.points.map((p) => pt(p, lo(p))), borderWidth: 0, pointRadius: 0, fill: false, band: true, backgroundColor: `${c}22` });
@@ -254,7 +254,7 @@ export async function render(root, ctx) {
     const logToggle = h('a', { class: 'small', href: hashFor('sweep', id, { ...Object.fromEntries(ctx.params), logy: logY ? '0' : '1' }) }, logY ? 'linear y' : 'log y');
     body.append(
       h('section', { class: 'card chart-card' },
-        h('div', { class: 'card-head' }, h('h2', {}, `Time vs ${x}`), h('span', { class: 'muted' }, `median of reps; ▲: reps in two groups, the median neither; band: min … max${paced ? ' (simulated: the host\'s calls 0.9-1.5× as dear)' : ''}; dashed ◆: model prediction; dotted: floor${refs.length ? '; □: measured on the simulated GPU by a plain CUDA program' : ''}`), logToggle),
+        h('div', { class: 'card-head' }, h('h2', {}, `Time vs ${x}`), h('span', { class: 'muted' }, `median of reps; ▲: reps in two groups, the median neither; band: min … max${paced ? ' (simulated: the host\'s calls 0.9-2× as dear)' : ''}; dashed ◆: model prediction; dotted: floor${refs.length ? '; □: measured on the simulated GPU by a plain CUDA program' : ''}`), logToggle),
         h('div', { class: 'chart-box tall' }, timeCanvas)),
       h('div', { class: 'two-col' },
         h('section', { class: 'card chart-card' }, h('h2', { id: 'speedup-title' }), h('div', { class: 'chart-box' }, speedCanvas)),
