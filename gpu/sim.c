@@ -250,9 +250,9 @@ static const double SIM_PACES[] = {0.9, 1.0, 1.25, 1.5, 2.0};
 static json_t *host_pace_json(const model_input_t *in, int warmup, int reps, double run_ms) {
     json_t *scales = json_array(), *totals = json_array();
     double lo = run_ms, hi = run_ms;
-    for (size_t k = 0; scales && totals && k < SIM_NPACES; k++) {
+    for (size_t k = 0; k < SIM_NPACES; k++) {
         double ms = SIM_PACES[k] == 1.0 ? run_ms : paced_median_ms(in, SIM_PACES[k], warmup, reps);
-        if (ms < 0) {
+        if (!scales || !totals || ms < 0) { /* out of memory: the result goes without it */
             json_decref(scales);
             json_decref(totals);
             return NULL;
