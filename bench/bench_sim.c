@@ -15,6 +15,9 @@
  * same machine measured another time: how much of the error is the machine's drift); a
  * `drift` column then holds OTHER's table against PROFILE's own, point by point. The
  * `spread` column is the reference's own rounds, slowest less fastest, over their median.
+ * The last columns are the sim's host-pace band (result.extra.host_pace: the run with the
+ * host's calls 0.9-2 times as dear) and how far the measured point is from it (0 inside);
+ * --json writes them too (pace_min_ms, pace_max_ms, pace_off).
  *
  * usage: bench_sim [--measure --ref PATH --out FILE --name NAME [--rounds R] [--reps N]
  *                  [--cpu N] [--settle S]] [--against OTHER] [--json FILE] [PROFILE...]
@@ -212,8 +215,9 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
         tally_add(&by[lg == 22 ? 0 : 1][vi], fabs(e));
         if (jf)
             fprintf(jf, "{\"profile\": \"%s\", \"variant\": \"%s\", \"size\": %llu, \"streams\": %d, \"sim_ms\": %.6f, "
-                        "\"ref_ms\": %.6f, \"error\": %.6f}\n",
-                    label, vname, (unsigned long long)size, streams, sim_ms, ref_ms, e);
+                        "\"ref_ms\": %.6f, \"error\": %.6f, \"pace_min_ms\": %.6f, \"pace_max_ms\": %.6f, "
+                        "\"pace_off\": %.6f}\n",
+                    label, vname, (unsigned long long)size, streams, sim_ms, ref_ms, e, lo_ms, hi_ms, pe);
     }
     printf("errors (|sim - ref| / ref):\n");
     const char *vn[3] = {"sequential", "async_v1", "async_v2"};
