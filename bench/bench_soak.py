@@ -267,6 +267,15 @@ def print_table(points, sl, rf, rf2, out, gpu, counts, two, settled):
     if rf2:
         print(f"the reference against itself (a second process, same rounds): within 5% at {within2} of "
               f"{len(points)}; the second the slower at {slower2} of {len(points)}")
+    # the few-stream residual, per size: the median over points of up to 32 streams of each
+    # program's ratio to the reference (the host-bound points, 64-256 streams, left out)
+    for lg in sorted({p[1] for p in points}):
+        few = [p for p in points if p[1] == lg and p[2] <= 32]
+        if not few:
+            continue
+        mine = statistics.median(score(sl[p], rf[p])[0] for p in few)
+        again = f", the second reference {statistics.median(score(rf2[p], rf[p])[0] for p in few):.3f}" if rf2 else ""
+        print(f"median ratio at 2^{lg} up to 32 streams: streamlab {mine:.3f}{again}")
     print_counts(counts)
     with open(os.path.join(out, "table.json"), "w") as f:
         json.dump({"gpu": gpu, "settle": settled, "points": rows, "process": counts}, f, indent=1)
