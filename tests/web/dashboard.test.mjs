@@ -1054,6 +1054,17 @@ test('compare: a simulation of the H200 beside this machine, labelled and colour
   check(sim.color !== local.color, 'each machine keeps its own colour', 'two colours', [sim.color, local.color]);
   check(sim.fill !== sim.color, 'the simulation is drawn in a lighter shade of its machine\'s colour', `not ${sim.color}`, sim.fill);
   check(bars.legend.some((t) => /simulation of lent-h200/.test(t)) && bars.legend.length === 2, 'the legend says which is which', 'simulation of lent-h200 + this machine', bars.legend);
+  // a simulated bar's tooltip gives its host-pace band (result.extra.host_pace), not its alike reps' min … max
+  const pace = (await apiGet(`/api/experiments/${state.simRunId}`)).result.extra.host_pace;
+  const tip = await page.$eval('#compare-bars-canvas', (c) => {
+    const ch = window.Chart.getChart(c);
+    const d = ch.data.datasets.find((x) => x.simulated && x.simOf);
+    return ch.options.plugins.tooltip.callbacks.label({ dataset: d, dataIndex: 0, raw: d.data[0] });
+  });
+  const num = (x) => Number(x.toPrecision(3)).toLocaleString('en-US', { maximumFractionDigits: 6 });
+  const fm = (x) => (x < 1 ? `${num(x * 1000)} µs` : `${num(x)} ms`); // as ui.js fmtMs writes them
+  check(pace && tip.includes(`(host's calls 0.9–2× as dear: ${fm(pace.min_ms)} … ${fm(pace.max_ms)})`) && tip.endsWith(', simulated'),
+    'the simulated bar\'s tooltip gives the host-pace band', `… (host's calls 0.9–2× as dear: ${pace && fm(pace.min_ms)} … ${pace && fm(pace.max_ms)}), simulated`, tip);
   const heads = await page.$$eval('#ratio-table thead th', (ths) => ths.map((th) => th.textContent));
   check(heads.some((t) => /sim of lent-h200/.test(t)), 'the ratio table names the simulated source', 'sim of lent-h200', heads);
   const machineCols = await page.$$eval('#machines-card thead th', (ths) => ths.map((th) => th.textContent));

@@ -133,7 +133,7 @@ export async function render(root, ctx) {
   const barsCanvas = h('canvas', { id: 'compare-bars-canvas' });
   const opsCanvas = h('canvas', { id: 'compare-ops-canvas' });
   root.append(h('section', { class: 'card chart-card' },
-    h('div', { class: 'card-head' }, h('h2', {}, 'Total time per configuration'), h('span', { class: 'muted' }, 'median of reps; whiskers in the tooltip: min … max; one colour per machine; a simulation: a lighter fill with a dashed edge')),
+    h('div', { class: 'card-head' }, h('h2', {}, 'Total time per configuration'), h('span', { class: 'muted' }, 'median of reps; whiskers in the tooltip: min … max (a simulation: over the host\'s pace); one colour per machine; a simulation: a lighter fill with a dashed edge')),
     h('div', { class: 'chart-box tall' }, barsCanvas)));
   const C = window.Chart;
   const bars = new C(barsCanvas, {
@@ -182,7 +182,12 @@ export async function render(root, ctx) {
               const e = it.dataset.runs[it.dataIndex];
               const t = e?.result?.total_ms || {};
               const groups = e?.result?.rep_modes ? `; ${twoGroups(e.result.rep_modes)}` : '';
-              return `${it.dataset.label}: ${fmtMs(it.raw)} (${fmtMs(t.min)} … ${fmtMs(t.max)}${groups})${it.dataset.simulated ? ', simulated' : ''}`;
+              // a simulated run's reps are alike: its whiskers are its host-pace band (result.extra.host_pace)
+              const pace = e?.result?.backend === 'sim' ? e.result.extra?.host_pace : null;
+              const range = pace?.min_ms > 0 && Array.isArray(pace.scales) && pace.scales.length
+                ? `host's calls ${pace.scales[0]}–${pace.scales[pace.scales.length - 1]}× as dear: ${fmtMs(pace.min_ms)} … ${fmtMs(pace.max_ms)}`
+                : `${fmtMs(t.min)} … ${fmtMs(t.max)}`;
+              return `${it.dataset.label}: ${fmtMs(it.raw)} (${range}${groups})${it.dataset.simulated ? ', simulated' : ''}`;
             },
           },
         },
