@@ -13,6 +13,7 @@ import { api } from './api.js';
 import {
   h, hashFor, fmtMs, fmtNum, fmtSize, fmtPct, shortId, machineChip, machineName, machineColor,
   loadMachines, totalMs, OP_COLORS, OP_LABELS, errorBox, flatten, runSource, lighter, modesMark, twoGroups, hostIssue,
+  hostPace, paceSpan,
 } from './ui.js';
 
 const CONFIG_FIELDS = ['variant', 'size', 'streams', 'chunks', 'kernel', 'kernel_iters', 'block_size', 'launch',
@@ -183,9 +184,8 @@ export async function render(root, ctx) {
               const t = e?.result?.total_ms || {};
               const groups = e?.result?.rep_modes ? `; ${twoGroups(e.result.rep_modes)}` : '';
               // a simulated run's reps are alike: its whiskers are its host-pace band (result.extra.host_pace)
-              const pace = e?.result?.backend === 'sim' ? e.result.extra?.host_pace : null;
-              const range = pace?.min_ms > 0 && Array.isArray(pace.scales) && pace.scales.length
-                ? `host's calls ${pace.scales[0]}–${pace.scales[pace.scales.length - 1]}× as dear: ${fmtMs(pace.min_ms)} … ${fmtMs(pace.max_ms)}`
+              const pace = hostPace(e);
+              const range = pace ? `host's calls ${paceSpan(pace)} as dear: ${fmtMs(pace.min_ms)} … ${fmtMs(pace.max_ms)}`
                 : `${fmtMs(t.min)} … ${fmtMs(t.max)}`;
               return `${it.dataset.label}: ${fmtMs(it.raw)} (${range}${groups})${it.dataset.simulated ? ', simulated' : ''}`;
             },

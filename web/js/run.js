@@ -13,7 +13,7 @@ import { createGantt } from './gantt.js';
 import {
   h, hashFor, fmtMs, fmtUs, fmtPct, fmtGbps, fmtSizeLong, fmtTime, fmtNum, shortId, statusBadge,
   machineChip, machineName, loadMachines, OP_COLORS, totalMs, errorBox, flatten, hasPrediction, FINISHED,
-  simBadge, simOf, simName, isSimulated, twoGroups, hostIssue,
+  simBadge, simOf, simName, isSimulated, twoGroups, hostIssue, hostPace, paceSpan,
 } from './ui.js';
 
 // the variants POST /api/predict models (server/API.md)
@@ -124,16 +124,14 @@ function referenceLine(e) {
     + `${fmtMs(ref.median_ms)}${spread}; the simulation is ${pct.toFixed(1)}% ${side}`);
 }
 
-// A simulated run's band over the host's pace (result.extra.host_pace, server/API.md): the
-// same run with the host's calls 0.9-2x as dear, said where it moves the total by more than 5%.
+// A simulated run's band over the host's pace (ui.js hostPace): the same run with the host's
+// calls 0.9-2x as dear, said where it moves the total by more than 5%.
 function hostPaceLine(e) {
-  const pace = e.result?.extra?.host_pace;
-  if (e.result?.backend !== 'sim' || !pace || !(pace.min_ms > 0) || !(pace.max_ms > pace.min_ms * 1.05)) return null;
-  const scales = Array.isArray(pace.scales) ? pace.scales : [];
-  const totals = Array.isArray(pace.total_ms) ? pace.total_ms : [];
-  const each = scales.map((x, k) => `${x}×: ${fmtMs(totals[k])}`).join(' · ');
+  const pace = hostPace(e);
+  if (!pace || !(pace.max_ms > pace.min_ms * 1.05)) return null;
+  const each = pace.scales.map((x, k) => `${x}×: ${fmtMs(pace.total_ms[k])}`).join(' · ');
   return h('div', { class: 'stat-sub', id: 'host-pace', role: 'note', title: each },
-    `with the host's calls ${scales[0]}–${scales[scales.length - 1]}× as dear as calibrated, as lent hosts `
+    `with the host's calls ${paceSpan(pace)} as dear as calibrated, as lent hosts `
     + `issued them: ${fmtMs(pace.min_ms)} to ${fmtMs(pace.max_ms)}`);
 }
 

@@ -11,7 +11,7 @@
 import { api } from './api.js';
 import {
   h, hashFor, fmtMs, fmtPct, fmtNum, fmtSize, shortId, statusBadge, variantColor, totalMs, errorBox, hasPrediction, FINISHED,
-  loadMachines, machineChip, machineName, simBadge, simName, runSource, twoGroups,
+  loadMachines, machineChip, machineName, simBadge, simName, runSource, twoGroups, hostPace,
 } from './ui.js';
 
 const NUMERIC_AXES = ['streams', 'chunks', 'size', 'kernel_iters', 'block_size', 'reps', 'warmup'];
@@ -73,12 +73,6 @@ function sweepAxes(sweep, points) {
   const kept = [];
   for (const f of varying) if (!kept.some((g) => determinedBy(f, g))) kept.push(f);
   return kept;
-}
-
-// a simulated point's host-pace band (result.extra.host_pace), or null
-function bandOf(p) {
-  const pace = p.result?.backend === 'sim' ? p.result.extra?.host_pace : null;
-  return pace && pace.min_ms > 0 && pace.max_ms >= pace.min_ms ? pace : null;
 }
 
 function spanRatio(values) {
@@ -204,8 +198,8 @@ export async function render(root, ctx) {
       const c = s.style.color;
       // the band: the reps' min … max; a simulated point's reps are alike, so its band is the
       // host's pace instead (result.extra.host_pace: the host's calls 0.9-2x as dear)
-      const lo = (p) => bandOf(p)?.min_ms ?? p.result.total_ms?.min ?? totalMs(p);
-      const hi = (p) => bandOf(p)?.max_ms ?? p.result.total_ms?.max ?? totalMs(p);
+      const lo = (p) => hostPace(p)?.min_ms ?? p.result.total_ms?.min ?? totalMs(p);
+      const hi = (p) => hostPace(p)?.max_ms ?? p.result.total_ms?.max ?? totalMs(p);
       timeSets.push({ label: `${s.key} min`, data: s.points.map((p) => pt(p, lo(p))), borderWidth: 0, pointRadius: 0, fill: false, band: true, backgroundColor: `${c}22` });
       timeSets.push({ label: `${s.key} max`, data: s.points.map((p) => pt(p, hi(p))), borderWidth: 0, pointRadius: 0, fill: '-1', band: true, backgroundColor: `${c}2a` });
       // a point whose reps fell in two groups (result.rep_modes) is a triangle: its median is neither group's
@@ -218,7 +212,7 @@ export async function render(root, ctx) {
       if (meas.length) timeSets.push({ label: `${s.key} measured on ${meas[0].result.extra.reference.profile || 'the profile'}'s GPU`, data: meas.map((p) => pt(p, p.result.extra.reference.median_ms)), borderColor: c, backgroundColor: 'transparent', borderDash: [2, 2], borderWidth: 1.2, pointRadius: 4.5, pointBorderWidth: 1.6, pointStyle: 'rect', kind: 'ref' });
     }
     const refs = timeSets.filter((d) => d.kind === 'ref');
-    const paced = done.some((p) => bandOf(p));
+    const paced = done.some((p) => hostPace(p));
     if (refs.length) {
       timeSets.push({ label: 'measured on its GPU (plain CUDA)', data: [], borderColor: '#b8c0cc', backgroundColor: 'transparent', borderDash: [2, 2], borderWidth: 1.2, pointStyle: 'rect', kind: 'ref-legend' });
     }

@@ -343,6 +343,20 @@ export function hostIssue(e) {
   return { us, perChunk: us / (e.spec.chunks || e.spec.streams || 1) };
 }
 
+// A simulated run's host-pace band (result.extra.host_pace, server/API.md: the run again with
+// the host's calls some times as dear as calibrated), or null where it has none.
+export function hostPace(e) {
+  const pace = e?.result?.backend === 'sim' ? e.result.extra?.host_pace : null;
+  const ok = pace && pace.min_ms > 0 && pace.max_ms >= pace.min_ms && Array.isArray(pace.scales)
+    && pace.scales.length > 0 && Array.isArray(pace.total_ms) && pace.total_ms.length === pace.scales.length;
+  return ok ? pace : null;
+}
+
+// The band's scales as words: "0.9–2×".
+export function paceSpan(pace) {
+  return `${pace.scales[0]}–${pace.scales[pace.scales.length - 1]}×`;
+}
+
 // The experiment's total median in ms, or null.
 export function totalMs(e) {
   const t = e && e.result && e.result.total_ms;
