@@ -230,34 +230,33 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         SL_FAIL(SL_E_NOMEM, "out of memory for %zu bytes of pageable memory", bytes);
     memset(p_a, 0, bytes); /* fault every page in before timing */
 
-    /* pinned, one direction alone; the first of each is a warm-up */
-    for (int r = -1; r < CAL_REPS; r++) {
-        rc = time_copy(d_a, h_a, bytes, cudaMemcpyHostToDevice, s0, e0, e1, &g, err);
-        if (rc)
-            goto cleanup;
-        if (r >= 0 && g > c.h2d_gbps)
-            c.h2d_gbps = g;
-    }
-    for (int r = -1; r < CAL_REPS; r++) {
-        rc = time_copy(h_b, d_b, bytes, cudaMemcpyDeviceToHost, s0, e0, e1, &g, err);
-        if (rc)
-            goto cleanup;
-        if (r >= 0 && g > c.d2h_gbps)
-            c.d2h_gbps = g;
-    }
-    /* both directions at once, from one start: each direction over its own time,
-     * averaged; keep the peak and the lowest. The reps are spread over a third of a
-     * second: on the lent H100 the rate moved from 22 to 49 GB/s within one start-up's
-     * five back-to-back reps, and one server's five all came out at 37.5-37.7 while
-     * its pipelines ran at 46 (its model then priced every overlapped copy 25% dear,
-     * 2026-11-23 08:19 UTC). The D2H writes the pages the H2D reads (the contents do
-     * not matter here), as a pipeline's D2H writes the pages its H2D read: on the lent
-     * H100 that gave the same peak as two arrays (50.4 against 50.6 and 49.9 GB/s) and
-     * a steadier rate (median 49.9 against 48.2-48.5, 30 reps each, 09:25 UTC). */
+    /* Pinned: each direction alone, and both at once from one start (each direction over
+     * its own time, averaged), the three in turn in every rep and the reps spread over a
+     * third of a second; keep each one's peak and the lowest of both. On the lent H100 the
+     * rate moved from 22 to 49 GB/s within one start-up's five back-to-back reps, and one
+     * server's five all came out at 37.5-37.7 while its pipelines ran at 46 (its model then
+     * priced every overlapped copy 25% dear, 2026-11-23 08:19 UTC). The alone rates were
+     * five back-to-back reps before the both-ways ones until a lent H100's calibration
+     * caught a slow spell in all five (GPU-07d0423b, 2026-11-26 14:32 UTC: H2D alone 38.3
+     * GB/s, both ways 50.7, where a direction alone is never the slower; the profile's sim
+     * came out 20-28% slow at every point of its own table). Taken in turn, a slow spell
+     * falls on the three alike. The D2H writes the pages the H2D reads (the contents do not
+     * matter here), as a pipeline's D2H writes the pages its H2D read: on the lent H100
+     * that gave the same peak as two arrays (50.4 against 50.6 and 49.9 GB/s) and a
+     * steadier rate (median 49.9 against 48.2-48.5, 30 reps each, 09:25 UTC). The first
+     * rep is a warm-up. */
     c.bidir_gbps_min = 1e30;
     for (int r = -1; r < CAL_BIDIR_REPS; r++) {
         if (r > 0)
             usleep(CAL_BIDIR_GAP_US);
+        if ((rc = time_copy(d_a, h_a, bytes, cudaMemcpyHostToDevice, s0, e0, e1, &g, err)))
+            goto cleanup;
+        if (r >= 0 && g > c.h2d_gbps)
+            c.h2d_gbps = g;
+        if ((rc = time_copy(h_b, d_b, bytes, cudaMemcpyDeviceToHost, s0, e0, e1, &g, err)))
+            goto cleanup;
+        if (r >= 0 && g > c.d2h_gbps)
+            c.d2h_gbps = g;
         double us_h2d = 0, us_d2h = 0;
         if ((rc = time_both_batch(d_a, h_a, h_a, d_b, bytes, 1, s0, s1, e0, e1, e2, &us_h2d, &us_d2h, err)))
             goto cleanup;
