@@ -75,11 +75,15 @@ BENCH_STREAMS_BIN := $(BUILD)/bench/probe_streams
 # empty one (bench/probe_pipe.cu)
 BENCH_PIPE_BIN := $(BUILD)/bench/probe_pipe
 
+# ... and what copies of 64 KiB to 1 MiB cost each, from one stream or eight, and the seeds'
+# 2^22 pipeline with every op queued before any runs: the device's floor (bench/probe_small.cu)
+BENCH_SMALL_BIN := $(BUILD)/bench/probe_small
+
 .PHONY: bench-copies
-bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN)
+bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN) $(BENCH_SMALL_BIN)
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
 	  echo "bench-copies: skipped (no GPU)"; else $(BENCH_COPIES_BIN) 15 && $(BENCH_STREAMS_BIN) 11 && \
-	  $(BENCH_PIPE_BIN) 11; fi
+	  $(BENCH_PIPE_BIN) 11 && $(BENCH_SMALL_BIN) 21; fi
 
 # What issuing a chunk of the seeds' step costs the host, by size, streams, what the host did
 # before the rep and whether the device's queue was full (plain CUDA, bench/probe_host.cu).

@@ -205,6 +205,12 @@ void result_free(result_t *r);
 void result_summarise(result_t *r);
 
 /* ---- the machine this process runs on ---- */
+/* The piece calibration_t.copy_switch_us is measured with (16 MiB each way in 32 copies).
+ * Smaller copies pay it in proportion to their bytes: on a lent H100 (GPU-244be7e1,
+ * 2026-11-26) a copy both ways cost 0.13, 0.15, 0.29 and 0.44 us more from 8 streams than
+ * from one at 64, 128, 256 and 512 KiB (bench/probe_small.cu). */
+#define CAL_SWITCH_PIECE_BYTES (512u << 10)
+
 typedef struct calibration {
     bool valid;
     double h2d_gbps, d2h_gbps;       /* pinned, one direction alone (peak) */
@@ -232,10 +238,10 @@ typedef struct calibration {
                                       * than copy_setup_us over the derate: 0.5 MiB copies
                                       * both ways cost 3.3-3.9 us each on the lent H100, 2.4
                                       * alone. 0: not measured */
-    double copy_switch_us;           /* a copy costs this much more where the copy before it on
-                                      * its engine came from another stream, as in every
-                                      * multi-stream pipeline (median, both directions
-                                      * copying); 0: not measured */
+    double copy_switch_us;           /* a copy of CAL_SWITCH_PIECE_BYTES costs this much more
+                                      * where the copy before it on its engine came from another
+                                      * stream, as in every multi-stream pipeline (median, both
+                                      * directions copying); 0: not measured */
     double dirty_h2d_us_per_mib;     /* an H2D of host memory the host has just written (the
                                       * pipelines memset their array before each rep) costs
                                       * this much more per MiB still dirty in the CPU's cache:

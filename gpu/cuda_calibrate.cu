@@ -317,8 +317,8 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
      * 0.5 MiB each way). On the lent H100 (2026-11-24) the seeds' 2^25 pipelines of
      * 64-256 streams ran 10-15% over a model without it. */
     {
-        enum { SW = 32 };
-        size_t each = (16u << 20) / SW;
+        size_t each = CAL_SWITCH_PIECE_BYTES;
+        enum { SW = (16u << 20) / CAL_SWITCH_PIECE_BYTES };
         for (; made < PSTREAMS; made++)
             CUDA_CHECK(sl_stream_create(&ps[made], cudaStreamNonBlocking));
         double extra[2 * CAL_REPS];

@@ -425,6 +425,13 @@ static int take_from_channels(sim_t *s, int e) {
     return -1;
 }
 
+/* The share of copy_switch_us a copy of `bytes` pays: its bytes over the piece the
+ * calibration measured it with, at most all of it. */
+static double switch_share(uint64_t bytes) {
+    double f = (double)bytes / CAL_SWITCH_PIECE_BYTES;
+    return f < 1 ? f : 1;
+}
+
 /* Dispatch every queue head whose dependencies are met, in issue order. */
 static bool dispatch_ready(sim_t *s) {
     bool any = false, progress = true;
@@ -465,10 +472,14 @@ static bool dispatch_ready(sim_t *s) {
         s->active[s->nactive++] = i;
         s->st[i].start = s->now;
         /* from another stream than the copy before it on this engine: the engine fetches
-         * from another channel (copy_switch_us, calibrated) */
+         * from another channel (copy_switch_us, calibrated on CAL_SWITCH_PIECE_BYTES; a
+         * smaller copy pays its share by its bytes, so the seeds' 2^22 pipelines of 128 and
+         * 256 streams, every op queued before any runs, take 0.96 and 1.51 ms on the
+         * simulated H100 where a lent H100 took 0.91 and 1.34-1.43 (1.04 and 1.70 with the
+         * whole cost on every copy; bench/probe_small.cu) */
         int last = s->engine_last[e];
         if (s->in->dev.copy_switch_us > 0 && last >= 0 && s->in->ops[last].stream != s->in->ops[i].stream)
-            s->st[i].remaining += s->in->dev.copy_switch_us;
+            s->st[i].remaining += s->in->dev.copy_switch_us * switch_share(s->in->ops[i].bytes);
         s->engine_last[e] = i;
         /* queued behind the copy that just ended on this engine: its fixed setup ran
          * while that copy moved data, so only its transfer is left */

@@ -776,11 +776,14 @@ TEST(queued_copies_overlap_their_setup) {
     timeline_free(&tl);
 }
 
-/* A copy whose engine's copy before it came from another stream pays copy_switch_us.
- * Two H2Ds of 10 on one engine, switch cost 3: from streams 0 and 1, 0-10 then 10-23;
- * both from stream 0, 0-10 then 10-20; from 0 and 1 without the cost, 10-20. */
+/* A copy whose engine's copy before it came from another stream pays copy_switch_us, in
+ * proportion to its bytes up to the calibration's piece. Two H2Ds of 10 on one engine,
+ * switch cost 3, copies of the piece: from streams 0 and 1, 0-10 then 10-23; the second a
+ * quarter of the piece, 10-20.75; four pieces, 10-23 still; both from stream 0, 0-10 then
+ * 10-20; from 0 and 1 without the cost, 10-20. */
 TEST(copies_from_another_stream_pay_the_switch) {
     model_op_t ops[2] = {op(PLAN_H2D, 0, 0, 10), op(PLAN_H2D, 1, 1, 10)};
+    ops[0].bytes = ops[1].bytes = CAL_SWITCH_PIECE_BYTES;
     model_input_t in = input(ops, 2, 2, 32);
     in.dev.copy_switch_us = 3;
     timeline_t tl;
@@ -789,6 +792,15 @@ TEST(copies_from_another_stream_pay_the_switch) {
     CHECK_NEAR(10.0, tl.ops[1].start_us, 1e-9);
     CHECK_NEAR(23.0, tl.ops[1].end_us, 1e-9);
     timeline_free(&tl);
+    ops[1].bytes = CAL_SWITCH_PIECE_BYTES / 4;
+    CHECK_INT(SL_OK, model_simulate(&in, &tl, &err));
+    CHECK_NEAR(20.75, tl.ops[1].end_us, 1e-9);
+    timeline_free(&tl);
+    ops[1].bytes = 4ull * CAL_SWITCH_PIECE_BYTES;
+    CHECK_INT(SL_OK, model_simulate(&in, &tl, &err));
+    CHECK_NEAR(23.0, tl.ops[1].end_us, 1e-9);
+    timeline_free(&tl);
+    ops[1].bytes = CAL_SWITCH_PIECE_BYTES;
     ops[1].stream = 0;
     CHECK_INT(SL_OK, model_simulate(&in, &tl, &err));
     CHECK_NEAR(20.0, tl.ops[1].end_us, 1e-9);
@@ -809,6 +821,7 @@ TEST(copies_from_another_stream_pay_the_switch) {
 TEST(repetitions_carry_the_devices_state) {
     model_op_t ops[3] = {op(PLAN_H2D, 0, 0, 10), op(PLAN_H2D, 1, 1, 10),
                          {.kind = PLAN_SYNC, .stream = PLAN_STREAM_DEFAULT, .wait_event = -1, .record_event = -1, .host_us = -1}};
+    ops[0].bytes = ops[1].bytes = CAL_SWITCH_PIECE_BYTES;
     model_input_t in = input(ops, 3, 2, 32);
     in.dev.copy_switch_us = 3;
     in.host.sync_us = 2;
