@@ -116,7 +116,11 @@ typedef struct run {
     double whole_tax;           /* sampled: what the probe's rep with every op traced added, over its clean one */
     size_t device_ops;
     int verified_reps;
-    size_t skip_op;             /* test hook: an op never issued (plan->count: none) */
+    int verified_in_full;       /* ... of them checked element by element (the others: bit for bit) */
+    uint64_t checked_sum;       /* cuda_host_checksum of the first output checked in full */
+    bool checked_sum_set;
+    size_t skip_op;             /* test hook: an op never issued (plan->count: none) ... */
+    int skip_from, reps_run;    /* ... from the run's skip_from-th rep on; reps run so far */
     /* spec->graph: the plan captured once into a CUDA graph that the clean reps launch */
     cudaStream_t graph_origin;  /* blocking: the legacy stream's stop event waits for it */
     cudaEvent_t graph_fork, *graph_join;
@@ -595,6 +599,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
     size_t last = p->count;
     uint64_t bad = 0, first_bad = 0;
 
+    r->reps_run++;
     cuda_host_fill_input(s->kernel, r->h_buf, s->size);
     for (int d = 0; d < r->ndev; d++) {
         dev_ctx_t *dc = &r->dev[d];
@@ -647,7 +652,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
                 CUDA_CHECK(q);
             continue;
         }
-        if (i == r->skip_op)
+        if (i == r->skip_op && r->reps_run >= r->skip_from)
             continue;
         rc = issue_device_op(r, i, st, traced, t0, err);
         if (rc)
@@ -729,7 +734,24 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
         tl->total_us = total_us;
     *total_ms = total_us / 1000.0;
 
+    /* The first rep that passes is checked element by element against the CPU's reference;
+     * each later rep bit for bit against that output, by its checksum, and element by element
+     * only where that differs. Both read the output, which the next rep's input fill writes
+     * over anyway; only the full check also reads the reference (as many bytes again). The
+     * plain program reads neither between reps. On one lent H100 the full check cost 2^22
+     * async_v1 x32 1.3% against no check (16 rounds); on another the checksum against the full
+     * check was within the rounds' spread (docs/METHOD.md, issue 19). Half the bytes read
+     * between reps either way, and the same answer. */
+    if (r->checked_sum_set && cuda_host_checksum(r->h_buf, s->size) == r->checked_sum) {
+        r->verified_reps++;
+        goto cleanup;
+    }
     bad = cuda_host_verify(s->kernel, r->h_buf, r->ref, s->size, &first_bad);
+    r->verified_in_full++;
+    if (!bad && !r->checked_sum_set) {
+        r->checked_sum = cuda_host_checksum(r->h_buf, s->size);
+        r->checked_sum_set = true;
+    }
     if (bad) {
         float want = r->ref[first_bad], got = r->h_buf[first_bad];
         SL_FAIL(SL_E_VERIFY,
@@ -1193,13 +1215,19 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         return sl_error_set(err, SL_E_INVALID, "block_size", "block_size %d is out of range", spec->block_size);
     if (cudaGetDevice(&prev_device) != cudaSuccess)
         (void)cudaGetLastError();
-    /* Test hook (tests/gpu): STREAMLAB_TEST_SKIP_D2H drops the plan's last D2H, so that
-     * the test can see verification fail the run. */
+    /* Test hook (tests/gpu): STREAMLAB_TEST_SKIP_D2H=N drops the plan's last D2H from the
+     * run's N-th rep on (1: every rep), so that the test can see verification fail the run,
+     * at its first rep or at a later one checked by its checksum. */
     r.skip_op = plan->count;
-    if (getenv("STREAMLAB_TEST_SKIP_D2H"))
+    r.skip_from = 1;
+    if (getenv("STREAMLAB_TEST_SKIP_D2H")) {
+        r.skip_from = atoi(getenv("STREAMLAB_TEST_SKIP_D2H"));
+        if (r.skip_from < 1)
+            r.skip_from = 1;
         for (size_t i = 0; i < plan->count; i++)
             if (plan->ops[i].kind == PLAN_D2H)
                 r.skip_op = i;
+    }
 
     /* ---- host memory: the array (input, then output), the CPU reference ---- */
     CUDA_CHECK(cudaSetDevice(r.dev[0].ordinal));
@@ -1599,9 +1627,11 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                                           (double)REPS_AUTO_BUDGET_MS));
         }
         json_object_set_new(extra, "verification",
-                            json_pack("{s:i, s:I, s:s}", "reps_verified", r.verified_reps, "elements",
-                                      (json_int_t)spec->size, "reference",
-                                      "kernels.h kernel_apply on the CPU (OpenMP), every element of every rep"));
+                            json_pack("{s:i, s:i, s:I, s:s}", "reps_verified", r.verified_reps, "reps_in_full",
+                                      r.verified_in_full, "elements", (json_int_t)spec->size, "reference",
+                                      "kernels.h kernel_apply on the CPU (OpenMP): the first rep element by element, "
+                                      "each later rep bit for bit against it (a 64-bit checksum keyed by position), "
+                                      "element by element where that differs"));
         if (conditions) {
             json_object_set_new(extra, "conditions", conditions);
             conditions = NULL;

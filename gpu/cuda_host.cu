@@ -199,18 +199,20 @@ static void *verify_job(void *arg) {
     return NULL;
 }
 
+/* fn over [0, n) in t jobs like proto, each its share (split) */
+static void run_split(void *(*fn)(void *), const host_job_t *proto, host_job_t *jobs, int t, uint64_t n) {
+    for (int i = 0; i < t; i++)
+        jobs[i] = *proto;
+    split(jobs, t, n);
+    run_jobs(fn, jobs, t);
+}
+
 uint64_t cuda_host_verify(int kernel, const float *out, const float *ref, uint64_t n, uint64_t *first_bad) {
-    host_job_t jobs[MAX_JOBS];
+    host_job_t jobs[MAX_JOBS], proto = {};
+    proto.kernel = kernel, proto.out = out, proto.ref = ref;
     int t = host_threads();
     unsigned long long bad = 0, first = ~0ull;
-    memset(jobs, 0, sizeof jobs);
-    for (int i = 0; i < t; i++) {
-        jobs[i].kernel = kernel;
-        jobs[i].out = out;
-        jobs[i].ref = ref;
-    }
-    split(jobs, t, n);
-    run_jobs(verify_job, jobs, t);
+    run_split(verify_job, &proto, jobs, t, n);
     for (int i = 0; i < t; i++) {
         bad += jobs[i].bad;
         if (jobs[i].bad && jobs[i].first_bad < first)
@@ -218,6 +220,27 @@ uint64_t cuda_host_verify(int kernel, const float *out, const float *ref, uint64
     }
     *first_bad = first;
     return bad;
+}
+
+static void *checksum_job(void *arg) {
+    host_job_t *j = (host_job_t *)arg;
+    const uint32_t *w = (const uint32_t *)j->out;
+    uint64_t sum = 0;
+    for (uint64_t i = j->lo; i < j->hi; i++) /* each term a bijection of the word, keyed by i */
+        sum += ((uint64_t)w[i] + (i << 32)) * 0x9e3779b97f4a7c15ull;
+    j->bad = sum;
+    return NULL;
+}
+
+uint64_t cuda_host_checksum(const float *buf, uint64_t n) {
+    host_job_t jobs[MAX_JOBS], proto = {};
+    proto.out = buf;
+    int t = host_threads();
+    uint64_t sum = 0;
+    run_split(checksum_job, &proto, jobs, t, n);
+    for (int i = 0; i < t; i++)
+        sum += jobs[i].bad;
+    return sum;
 }
 
 void cuda_host_fill_input(int kernel, float *buf, uint64_t n) {
@@ -235,18 +258,11 @@ static void *reference_job(void *arg) {
 }
 
 uint64_t cuda_host_reference(int kernel, int iters, const float *in, float *ref, uint64_t n) {
-    host_job_t jobs[MAX_JOBS];
+    host_job_t jobs[MAX_JOBS], proto = {};
+    proto.kernel = kernel, proto.iters = iters, proto.buf = ref, proto.in = in;
     int t = compute_threads();
     uint64_t same = 0;
-    memset(jobs, 0, sizeof jobs);
-    for (int i = 0; i < t; i++) {
-        jobs[i].kernel = kernel;
-        jobs[i].iters = iters;
-        jobs[i].in = in;
-        jobs[i].buf = ref;
-    }
-    split(jobs, t, n);
-    run_jobs(reference_job, jobs, t);
+    run_split(reference_job, &proto, jobs, t, n);
     for (int i = 0; i < t; i++)
         same += jobs[i].bad;
     return same;

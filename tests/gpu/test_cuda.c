@@ -377,6 +377,33 @@ static void test_verify_catches(void) {
     if (rc == SL_E_VERIFY)
         printf("  lost chunk caught: %s\n", err.message);
     result_free(&r);
+
+    /* A run whose first reps are right is checked in full once, then by checksum; a later
+     * rep that loses its last chunk differs from the checked output and is caught in full. */
+    memset(&r, 0, sizeof r);
+    memset(&err, 0, sizeof err);
+    spec_base(&s, VARIANT_ASYNC_V1, 100003, 4);
+    s.reps = 6;
+    rc = backend_run(&s, &machine, &r, &err);
+    json_t *v = rc == SL_OK && r.extra ? json_object_get(r.extra, "verification") : NULL;
+    long long all = json_integer_value(json_object_get(v, "reps_verified")),
+              full = json_integer_value(json_object_get(v, "reps_in_full"));
+    CHECK(rc == SL_OK && v && full == 1 && all > r.reps,
+          "verification: expected one rep checked in full and every rep (%d measured, warm-ups and traced ones "
+          "besides) verified, got %lld of %lld (%s)",
+          r.reps, full, all, err.message);
+    result_free(&r);
+    memset(&r, 0, sizeof r);
+    memset(&err, 0, sizeof err);
+    setenv("STREAMLAB_TEST_SKIP_D2H", "4", 1);
+    rc = backend_run(&s, &machine, &r, &err);
+    unsetenv("STREAMLAB_TEST_SKIP_D2H");
+    CHECK(rc == SL_E_VERIFY, "a run that loses its last chunk from its 4th rep: expected verification_failed, got %s (%s)",
+          sl_code_name((sl_code_t)rc), err.message);
+    CHECK(r.rep_ms == NULL && r.reps == 0, "a failed run: expected no times reported");
+    if (rc == SL_E_VERIFY)
+        printf("  lost chunk at a later rep caught: %s\n", err.message);
+    result_free(&r);
 }
 
 /* graph: the clean reps launch the captured plan; every rep still verifies, the
