@@ -34,15 +34,10 @@ static void issue(size_t b, size_t piece, int dir, int S) {
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 15;
     size_t maxb = (size_t)128 << 20;
-    CK(cudaHostAlloc((void **)&h0, maxb, 0)); CK(cudaHostAlloc((void **)&h1, maxb, 0));
-    CK(cudaMalloc((void **)&d0, maxb)); CK(cudaMalloc((void **)&d1, maxb));
-    memset(h0, 1, maxb); memset(h1, 2, maxb); CK(cudaMemset(d1, 0, maxb));
+    probe_copy_arrays(maxb, &h0, &h1, &d0, &d1);
     cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
     printf("bench-copies: %s, %d async engines; medians of %d reps\n", p.name, p.asyncEngineCount, reps);
-    CK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
-    for (int i = 0; i < MS; i++) { CK(cudaStreamCreateWithFlags(&sh[i], cudaStreamNonBlocking)); CK(cudaStreamCreateWithFlags(&sd[i], cudaStreamNonBlocking)); }
-    CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 2 * MS; i++) CK(cudaEventCreateWithFlags(&ej[i], cudaEventDisableTiming));
+    probe_copy_streams(MS, &s0, sh, sd, &e0, &e1, ej);
     typedef struct { size_t b, piece; int dir, S, graph; } cs;
     cs c[256]; int nc = 0;
     size_t pieces[] = {(size_t)256 << 10, (size_t)512 << 10, (size_t)1 << 20, (size_t)2 << 20, (size_t)4 << 20, (size_t)16 << 20};

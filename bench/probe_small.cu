@@ -26,13 +26,8 @@ int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 15;
     if (reps < 1 || reps > 64) reps = 15;
     size_t b = (size_t)16 << 20;
-    CK(cudaHostAlloc((void **)&h0, b, 0)); CK(cudaHostAlloc((void **)&h1, b, 0));
-    CK(cudaMalloc((void **)&d0, b)); CK(cudaMalloc((void **)&d1, b));
-    memset(h0, 1, b); memset(h1, 2, b); CK(cudaMemset(d1, 0, b));
-    CK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
-    for (int i = 0; i < MS; i++) { CK(cudaStreamCreateWithFlags(&sh[i], cudaStreamNonBlocking)); CK(cudaStreamCreateWithFlags(&sd[i], cudaStreamNonBlocking)); }
-    CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 2 * MS; i++) CK(cudaEventCreate(&ej[i]));
+    probe_copy_arrays(b, &h0, &h1, &d0, &d1);
+    probe_copy_streams(MS, &s0, sh, sd, &e0, &e1, ej);
     int clk = 0; CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0));
     size_t pieces[] = {64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20};
     const char *dn[] = {"h2d", "d2h", "both"};

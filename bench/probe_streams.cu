@@ -36,13 +36,8 @@ static void issue(size_t b, size_t piece, int dir, int S, int shared) {
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 15;
     size_t b = (size_t)128 << 20;
-    CK(cudaHostAlloc((void **)&h0, b, 0)); CK(cudaHostAlloc((void **)&h1, b, 0));
-    CK(cudaMalloc((void **)&d0, b)); CK(cudaMalloc((void **)&d1, b));
-    memset(h0, 1, b); memset(h1, 2, b); CK(cudaMemset(d1, 0, b));
-    CK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
-    for (int i = 0; i < MS; i++) { CK(cudaStreamCreateWithFlags(&sh[i], cudaStreamNonBlocking)); CK(cudaStreamCreateWithFlags(&sd[i], cudaStreamNonBlocking)); }
-    CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 2 * MS; i++) CK(cudaEventCreateWithFlags(&ej[i], cudaEventDisableTiming));
+    probe_copy_arrays(b, &h0, &h1, &d0, &d1);
+    probe_copy_streams(MS, &s0, sh, sd, &e0, &e1, ej);
     struct C { size_t piece; int dir, S, shared; std::vector<float> t; };
     std::vector<C> cs;
     size_t pieces[] = {(size_t)512 << 10, (size_t)1 << 20, (size_t)4 << 20};
