@@ -107,6 +107,8 @@ void model_default_host(model_host_t *h) {
     h->event_us = 1.0;
     h->query_us = 0.8;
     h->sync_us = 2.0;
+    h->first_us = 0; /* the sim's large arrays only (gpu/sim.c) */
+    h->call_us = 0;
 }
 
 void model_params_for_device(const device_info_t *dev, model_device_t *d, model_host_t *h) {
@@ -611,6 +613,8 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
             }
             if (op->host_us >= 0 && op->kind != PLAN_HOST)
                 cost = op->host_us;
+            if (is_device_op(op->kind))
+                cost += op->first_of_kind ? hc->first_us : hc->call_us;
             if (op->wait_event >= 0) cost += hc->event_us;
             if (op->record_event >= 0) cost += hc->event_us;
             if (op->kind == PLAN_HOST) {

@@ -69,6 +69,9 @@ typedef struct model_host {
     double event_us;         /* cudaEventRecord / cudaStreamWaitEvent host cost */
     double query_us;         /* cudaStreamQuery host cost */
     double sync_us;          /* cudaDeviceSynchronize return latency */
+    double first_us;         /* more for a rep's first call of each kind (H2D, D2H, kernel:
+                              * model_op_t.first_of_kind), its driver path run cold */
+    double call_us;          /* more for every other copy and kernel call */
 } model_host_t;
 
 typedef struct model_op {
@@ -81,6 +84,7 @@ typedef struct model_op {
     int wait_event, record_event;
     double alone_us;         /* device (or host, for PLAN_HOST) duration alone */
     double host_us;          /* host cost of issuing it; < 0: the model_host default */
+    bool first_of_kind;      /* the rep's first call of its kind: model_host_t.first_us */
     double gap_us;           /* device latency between its stream predecessor's (or awaited
                               * event's) end and its start: the seed's h2d_ovhd, host2kern_ovhd,
                               * kern_ovhd, kern2host_ovhd, d2h_ovhd, measured from a trace */

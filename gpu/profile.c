@@ -24,7 +24,7 @@ static const struct {
     CF(h2d_gbps), CF(d2h_gbps), CF(bidir_gbps), CF(bidir_gbps_min), CF(pageable_h2d_gbps), CF(pageable_d2h_gbps),
     CF(zero_copy_gbps), CF(compute_base_ns_per_elem), CF(copy_submit_us), CF(kernel_launch_us), CF(copy_setup_us),
     CF(copy_setup_both_us), CF(copy_switch_us), CF(dirty_h2d_us_per_mib), CF(dirty_cache_mib), CF(host_copy_gbps),
-    CF(host_h2d_gbps), CF(issue_scale_large),
+    CF(host_h2d_gbps), CF(issue_scale_large), CF(issue_first_large_us), CF(issue_call_large_us),
 #undef CF
 };
 

@@ -1103,6 +1103,52 @@ TEST(a_large_arrays_calls_cost_the_host_more) {
     }
 }
 
+/* Measured by call (issue_first_large_us, issue_call_large_us), the large array's extra is
+ * charged by call: a third of the first one on each kind's first call of a rep, the second
+ * on every other call, in proportion from 16 to 128 MiB; issue_scale_large is then not
+ * used. In the model: the host's issue of a rep grows by exactly that. */
+TEST(a_large_arrays_first_calls_cost_the_host_more) {
+    static const struct { uint64_t size; double share; } cases[] = {
+        {1u << 22, 0}, {1u << 24, 48.0 / 112.0}, {1u << 25, 1}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        machine_info_t m;
+        spec_t s;
+        sim_setup(&m, &s, VARIANT_ASYNC_V1, cases[k].size);
+        s.streams = s.chunks = 32;
+        calibration_t *c = &m.devices[0].calib;
+        device_info_t dev = m.devices[0];
+        plan_t plan;
+        sl_error_t err = {0};
+        CHECK_INT(SL_OK, plan_build(&s, &plan, &err));
+        model_input_t in;
+        c->issue_first_large_us = 0, c->issue_call_large_us = 0;
+        dev.calib = *c;
+        CHECK_INT(SL_OK, sim_model_input(&s, &plan, &dev, &in, &err));
+        double issue0[1];
+        timeline_t tl0, tl1;
+        CHECK_INT(SL_OK, model_simulate_reps(&in, 0, 1, &tl0, issue0, &err));
+        free(in.ops);
+        c->issue_first_large_us = 60, c->issue_call_large_us = 0.5;
+        c->issue_scale_large = 3; /* not used where the by-call numbers are there */
+        dev.calib = *c;
+        CHECK_INT(SL_OK, sim_model_input(&s, &plan, &dev, &in, &err));
+        CHECK_NEAR(20 * cases[k].share, in.host.first_us, 1e-9);
+        CHECK_NEAR(0.5 * cases[k].share, in.host.call_us, 1e-9);
+        int firsts = 0;
+        for (size_t i = 0; i < in.count; i++)
+            firsts += in.ops[i].first_of_kind;
+        CHECK_INT(3, firsts);
+        double issue1[1];
+        CHECK_INT(SL_OK, model_simulate_reps(&in, 0, 1, &tl1, issue1, &err));
+        /* 96 calls: 3 firsts at 20, 93 at 0.5 */
+        CHECK_NEAR((60 + 93 * 0.5) * cases[k].share, issue1[0] - issue0[0], 1e-6);
+        free(in.ops);
+        timeline_free(&tl0);
+        timeline_free(&tl1);
+        plan_free(&plan);
+    }
+}
+
 /* extra.host_pace: the run again with the host's calls 0.9-2 times as dear. Its 1.0 is
  * the run; each total is the run of the same device whose copy and launch costs were
  * scaled by hand; a host-paced run (2^22 x256) grows with the scale, a copy-paced one
@@ -1427,6 +1473,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(machines_read_back_from_json),
     TEST_ENTRY(memset_arrays_copy_slower_to_the_device),
     TEST_ENTRY(a_large_arrays_calls_cost_the_host_more),
+    TEST_ENTRY(a_large_arrays_first_calls_cost_the_host_more),
     TEST_ENTRY(a_simulated_result_gives_its_host_pace_band),
     TEST_ENTRY(a_simulated_result_names_the_models_queue_count),
     TEST_ENTRY(several_devices_share_the_hosts_copy_rate),
