@@ -232,15 +232,19 @@ static void *checksum_job(void *arg) {
     return NULL;
 }
 
+/* On the calling thread, as the plain program checks its output between reps. Spread over
+ * the helpers instead, it cost the next rep where the host sets the pace (2026-11-26, lent
+ * H100s, 2^22 async_v1, interleaved rounds, medians): against no check, x32 1.016 from the
+ * helpers and 1.004 from the issuing thread (GPU-bb7498d1, 10 rounds); issuing thread over
+ * helpers, x64 0.982, faster in 11 of 12 rounds, x32 1.003 (GPU-620e0377, 12 rounds). At x1
+ * and x8, which the device paces, the two were within 0.7%. */
 uint64_t cuda_host_checksum(const float *buf, uint64_t n) {
-    host_job_t jobs[MAX_JOBS], proto = {};
-    proto.out = buf;
-    int t = host_threads();
-    uint64_t sum = 0;
-    run_split(checksum_job, &proto, jobs, t, n);
-    for (int i = 0; i < t; i++)
-        sum += jobs[i].bad;
-    return sum;
+    host_job_t job = {};
+    job.out = buf;
+    job.lo = 0;
+    job.hi = n;
+    checksum_job(&job);
+    return job.bad;
 }
 
 void cuda_host_fill_input(int kernel, float *buf, uint64_t n) {
