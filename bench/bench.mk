@@ -79,22 +79,28 @@ BENCH_PIPE_BIN := $(BUILD)/bench/probe_pipe
 # 2^22 pipeline with every op queued before any runs: the device's floor (bench/probe_small.cu)
 BENCH_SMALL_BIN := $(BUILD)/bench/probe_small
 
+# ... and where the seeds' 2^25 pipelines, issued, lose time against that floor: warm first calls,
+# an unwritten array, the host starting 0.1 or 0.3 ms ahead (bench/probe_head.cu)
+BENCH_HEAD_BIN := $(BUILD)/bench/probe_head
+
 .PHONY: bench-copies
-bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN) $(BENCH_SMALL_BIN)
+bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN) $(BENCH_SMALL_BIN) $(BENCH_HEAD_BIN)
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
 	  echo "bench-copies: skipped (no GPU)"; else $(BENCH_COPIES_BIN) 15 && $(BENCH_STREAMS_BIN) 11 && \
-	  $(BENCH_PIPE_BIN) 11 && $(BENCH_SMALL_BIN) 21; fi
+	  $(BENCH_PIPE_BIN) 11 && $(BENCH_SMALL_BIN) 21 && $(BENCH_HEAD_BIN) 9; fi
 
 # What issuing a chunk of the seeds' step costs the host, by size, streams, what the host did
 # before the rep and whether the device's queue was full (plain CUDA, bench/probe_host.cu).
-# Then the step in blocks of one size, 2^25 against 2^22, in sixteen set-ups (bench/probe_issue.cu).
+# Then the step in blocks of one size, 2^25 against 2^22, in sixteen set-ups (bench/probe_issue.cu),
+# and each call of the seeds' reps timed, each kind's first apart (bench/probe_calls.cu).
 BENCH_HOST_BIN := $(BUILD)/bench/probe_host
 BENCH_ISSUE_BIN := $(BUILD)/bench/probe_issue
+BENCH_CALLS_BIN := $(BUILD)/bench/probe_calls
 
 .PHONY: bench-host
-bench-host: $(BENCH_HOST_BIN) $(BENCH_ISSUE_BIN)
+bench-host: $(BENCH_HOST_BIN) $(BENCH_ISSUE_BIN) $(BENCH_CALLS_BIN)
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
-	  echo "bench-host: skipped (no GPU)"; else $(BENCH_HOST_BIN) 9 && $(BENCH_ISSUE_BIN) 15; fi
+	  echo "bench-host: skipped (no GPU)"; else $(BENCH_HOST_BIN) 9 && $(BENCH_ISSUE_BIN) 15 && $(BENCH_CALLS_BIN) 20; fi
 
 .PHONY: bench-split
 bench-split: $(BENCH_SPLIT_BIN)
