@@ -558,12 +558,13 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
             double scale = step_us[0][KEPT / 2] > 0 ? step_us[1][KEPT / 2] / step_us[0][KEPT / 2] : 0;
             c.issue_scale_large = scale > 0 ? fmin(4.0, fmax(0.25, scale)) : 0;
             /* Where that extra time goes: each call's host time in the plain program's reps
-             * (.device probe, lent H100 GPU-5f114823, 2026-11-26; 2^25 over 2^22, 20 reps,
-             * twice): the first H2D, kernel and D2H of a rep cost 10-30 us more each, every
-             * later call 0.4-0.8 us more. The first of each kind runs the driver's path for it
-             * with the host's caches just flushed by the array's memset; later calls find it
-             * warm. So the two parts apart: a rep's first three calls together, and the mean
-             * of the rest. Measured: a floor of 0.001 (0 reads as not measured). */
+             * (bench/probe_calls.cu, lent H100s GPU-5f114823 and GPU-292ec535, 2026-11-26;
+             * 2^25 over 2^22): the first H2D and the first kernel of a rep cost 15-25 us more
+             * each, the first D2H 2-5, every later call 0.2-1.5 us more. The first of each kind
+             * runs the driver's path for it with the host's caches just flushed by the array's
+             * memset; later calls find it warm. So the two parts apart: a rep's first three
+             * calls together, and the mean of the rest. Measured: a floor of 0.001 (0 reads as
+             * not measured). */
             c.issue_first_large_us = fmax(0.001, first_us[1][KEPT / 2] - first_us[0][KEPT / 2]);
             c.issue_call_large_us = fmax(0.001, later_us[1][KEPT / 2] - later_us[0][KEPT / 2]);
         }

@@ -85,7 +85,7 @@ static double large_share(const spec_t *spec) {
  * Why by call: each call's host time in the plain program's reps (lent H100 GPU-5f114823,
  * 2026-11-26, 2^25 over 2^22) put 30-60 us of a rep's extra on its first H2D, kernel and D2H
  * (the H2D and the kernel 15-25 us each, the D2H 2-5; the first kernel so even in async_v2,
- * after every H2D) and 0.4-0.8 us on each later call. The calibration gives the three
+ * after every H2D) and 0.2-1.5 us on each later call. The calibration gives the three
  * together, so each is charged a third. A scale spreads it over every call: at
  * 256 streams it charges the first calls 0.4 us more, not 10-30, so a rep's start, where the
  * copy engine waits for those calls, comes out too quick. What it does not explain: 2^25
