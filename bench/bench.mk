@@ -45,7 +45,7 @@ $(BENCH_REF_BIN): bench/ref_overlap.cu bench/seed_kernel.cuh bench/probe_util.cu
 
 # The plain CUDA probes (bench/probe_*.cu, each behind a bench-* target below): built the same
 # way, one rule for all of them.
-$(BUILD)/bench/probe_%: bench/probe_%.cu bench/probe_util.cuh bench/seed_kernel.cuh
+$(BUILD)/bench/probe_%: bench/probe_%.cu bench/probe_util.cuh bench/seed_kernel.cuh bench/probe_seeds.cuh
 	@mkdir -p $(dir $@)
 	@if [ -z "$(NVCC)" ]; then echo "$(notdir $@): nvcc not found"; exit 1; fi
 	$(NVCC) $(NVCCFLAGS) -o $@ $<

@@ -16,9 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "probe_util.cuh"
-#include "seed_kernel.cuh"
-__global__ void spin(long long cycles) { long long t = clock64(); while (clock64() - t < cycles) {} }
+#include "probe_seeds.cuh"
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 9;
     size_t n = (size_t)1 << 25;
@@ -32,7 +30,7 @@ int main(int argc, char **argv) {
     cudaStream_t s0, sw; cudaEvent_t e0, e1;
     CK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking)); CK(cudaStreamCreateWithFlags(&sw, cudaStreamNonBlocking));
     CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-    for (int i = 0; i < PS; i++) { CK(cudaStreamCreateWithFlags(&ps[i], cudaStreamNonBlocking)); CK(cudaEventCreateWithFlags(&pe[i], cudaEventDisableTiming)); }
+    probe_seeds_streams(PS, ps, pe);
     struct { int v2, S; } pts[] = {{0, 64}, {0, 128}, {0, 256}, {1, 32}, {1, 256}};
     const char *cn[] = {"issued", "gated", "prewarm", "nomemset", "gated-nomemset", "head100", "head300"};
     enum { NP = 5, NC = 7 };
@@ -41,7 +39,6 @@ int main(int argc, char **argv) {
         for (int pk = 0; pk < NP * NC; pk++) {
             int k = (r & 1) ? NP * NC - 1 - pk : pk;
             int p = k / NC, c = k % NC, v2 = pts[p].v2, S = pts[p].S;
-            size_t chunk = n / S;
             if (c != 3 && c != 4) memset(hf, 0, n * sizeof(float));
             CK(cudaDeviceSynchronize());
             if (c == 2) {
@@ -53,19 +50,7 @@ int main(int argc, char **argv) {
             if (c == 1 || c == 4) spin<<<1, 1, 0, s0>>>((long long)clk * 3);
             if (c == 5) spin<<<1, 1, 0, s0>>>((long long)clk / 10);
             if (c == 6) spin<<<1, 1, 0, s0>>>((long long)clk * 3 / 10);
-            CK(cudaEventRecord(e0, s0));
-            for (int i = 0; i < S; i++) CK(cudaStreamWaitEvent(ps[i], e0, 0));
-            for (int ph = 0; ph < (v2 ? 3 : 1); ph++)
-                for (int i = 0; i < S; i++) {
-                    size_t off = (size_t)i * chunk;
-                    if (!v2 || ph == 0) CK(cudaMemcpyAsync(df + off, hf + off, chunk * 4, cudaMemcpyHostToDevice, ps[i]));
-                    if (!v2 || ph == 1) kernel<<<(unsigned)(chunk / BLOCK), BLOCK, 0, ps[i]>>>(df, (int)off);
-                    if (!v2 || ph == 2) CK(cudaMemcpyAsync(hf + off, df + off, chunk * 4, cudaMemcpyDeviceToHost, ps[i]));
-                }
-            for (int i = 0; i < S; i++) { CK(cudaEventRecord(pe[i], ps[i])); CK(cudaStreamWaitEvent(s0, pe[i], 0)); }
-            CK(cudaEventRecord(e1, s0));
-            CK(cudaEventSynchronize(e1));
-            float ms = 0; CK(cudaEventElapsedTime(&ms, e0, e1));
+            float ms = probe_seeds_pipeline(hf, df, n, S, v2, s0, ps, pe, e0, e1);
             if (r >= 0) tt[p][c][r] = ms;
         }
     for (int p = 0; p < NP; p++) {

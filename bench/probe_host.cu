@@ -24,10 +24,8 @@
 #include <time.h>
 #include <algorithm>
 #include <vector>
-#include "probe_util.cuh"
-#include "seed_kernel.cuh"
+#include "probe_seeds.cuh"
 static double now_us() { timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e6 + t.tv_nsec / 1e3; }
-__global__ void spin(long long ns) { long long t0 = clock64(); while (clock64() - t0 < ns) {} }
 static cudaStream_t st[256];
 static volatile float sink;
 /* the seeds' depth-first step over n elements in S chunks, chunk i into stream i */

@@ -15,9 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "probe_util.cuh"
-#include "seed_kernel.cuh"
-__global__ void spin(long long cycles) { long long t = clock64(); while (clock64() - t < cycles) {} }
+#include "probe_seeds.cuh"
 enum { MS = 8 };
 static cudaStream_t s0, sh[MS], sd[MS];
 static cudaEvent_t e0, e1, ej[2 * MS];
@@ -69,7 +67,7 @@ int main(int argc, char **argv) {
     {
         enum { PS = 256 };
         static cudaStream_t ps[PS]; static cudaEvent_t pe[PS];
-        for (int i = 0; i < PS; i++) { CK(cudaStreamCreateWithFlags(&ps[i], cudaStreamNonBlocking)); CK(cudaEventCreateWithFlags(&pe[i], cudaEventDisableTiming)); }
+        probe_seeds_streams(PS, ps, pe);
         size_t n = (size_t)1 << 22;
         float *hf = (float *)h0, *df = (float *)d0;
         int SS[] = {32, 64, 128, 256};
@@ -79,23 +77,10 @@ int main(int argc, char **argv) {
             for (int k = 0; k < PC; k++) {
                 int c = (r & 1) ? PC - 1 - k : k;
                 int S = SS[c / 4], v2 = (c / 2) % 2, gated = c % 2;
-                size_t chunk = n / S;
                 memset(hf, 0, n * sizeof(float));
                 CK(cudaDeviceSynchronize());
                 if (gated) spin<<<1, 1, 0, s0>>>((long long)clk * 3);
-                CK(cudaEventRecord(e0, s0));
-                for (int i = 0; i < S; i++) CK(cudaStreamWaitEvent(ps[i], e0, 0));
-                for (int ph = 0; ph < (v2 ? 3 : 1); ph++)
-                    for (int i = 0; i < S; i++) {
-                        size_t off = (size_t)i * chunk;
-                        if (!v2 || ph == 0) CK(cudaMemcpyAsync(df + off, hf + off, chunk * 4, cudaMemcpyHostToDevice, ps[i]));
-                        if (!v2 || ph == 1) kernel<<<(unsigned)(chunk / BLOCK), BLOCK, 0, ps[i]>>>(df, (int)off);
-                        if (!v2 || ph == 2) CK(cudaMemcpyAsync(hf + off, df + off, chunk * 4, cudaMemcpyDeviceToHost, ps[i]));
-                    }
-                for (int i = 0; i < S; i++) { CK(cudaEventRecord(pe[i], ps[i])); CK(cudaStreamWaitEvent(s0, pe[i], 0)); }
-                CK(cudaEventRecord(e1, s0));
-                CK(cudaEventSynchronize(e1));
-                float ms = 0; CK(cudaEventElapsedTime(&ms, e0, e1));
+                float ms = probe_seeds_pipeline(hf, df, n, S, v2, s0, ps, pe, e0, e1);
                 if (r >= 0) tt[c][r] = ms;
             }
         for (int c = 0; c < PC; c++) {
