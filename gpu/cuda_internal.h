@@ -87,7 +87,7 @@ void cuda_host_apply(int kernel, int iters, const float *in, float *out, uint64_
 /* Elements of out[0, n) that do not match ref (kernel_output_ok); first bad in *first_bad. */
 uint64_t cuda_host_verify(int kernel, const float *out, const float *ref, uint64_t n, uint64_t *first_bad);
 /* A 64-bit checksum of buf's bits, keyed by position (a word changed, or two swapped, changes
- * it), on the same helpers as the check: reads buf only. */
+ * it), on the calling thread: reads buf only. */
 uint64_t cuda_host_checksum(const float *buf, uint64_t n);
 
 /* ---- cuda_conditions.cu: what a measurement was taken under ---- */
