@@ -19,7 +19,7 @@ typedef struct entry {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static entry_t *buckets[BUCKETS];
 static entry_t *oldest, *newest;
-static size_t bytes, limit = CACHE_MAX_BYTES_DEFAULT;
+static size_t bytes, count, limit = CACHE_MAX_BYTES_DEFAULT;
 
 static uint32_t hash(const char *s) {
     uint32_t h = 2166136261u;
@@ -46,6 +46,7 @@ static void evict_oldest(void) {
     if (*p == e)
         *p = e->next_in_bucket;
     bytes -= e->len + strlen(e->key);
+    count--;
     free(e->key);
     free(e->text);
     free(e);
@@ -102,5 +103,14 @@ void cache_put(const char *key, const char *text, size_t len) {
         oldest = e;
     newest = e;
     bytes += cost;
+    count++;
+    pthread_mutex_unlock(&lock);
+}
+
+void cache_stats(size_t *bytes_held, size_t *entries, size_t *max_bytes) {
+    pthread_mutex_lock(&lock);
+    *bytes_held = bytes;
+    *entries = count;
+    *max_bytes = limit;
     pthread_mutex_unlock(&lock);
 }

@@ -14,5 +14,7 @@ void cache_set_limit(size_t max_bytes); /* 0 turns the cache off */
 char *cache_get(const char *key, size_t *len);
 /* Keep a copy of text under key (an existing entry stays: entries never change). */
 void cache_put(const char *key, const char *text, size_t len);
+/* What the cache holds now: its entries' bytes (texts and keys), how many, and its bound. */
+void cache_stats(size_t *bytes_held, size_t *entries, size_t *max_bytes);
 
 #endif

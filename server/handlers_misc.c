@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "http.h"
 #include "metrics.h"
 #include "sim_of.h"
@@ -91,6 +92,20 @@ void handle_metrics(request_t *req) {
                        "# TYPE streamlab_cuda_objects gauge\n");
     for (int k = 0; k < CUDA_OBJ__COUNT; k++)
         metrics_printf(&b, "streamlab_cuda_objects{kind=\"%s\"} %lld\n", cuda_obj_names[k], objs[k]);
+    size_t cache_bytes, cache_entries, cache_limit;
+    cache_stats(&cache_bytes, &cache_entries, &cache_limit);
+    metrics_printf(&b,
+                   "# HELP streamlab_cache_bytes Bytes of finished experiments' JSON the process keeps to answer reads "
+                   "(part of its resident memory; bounded by streamlab_cache_limit_bytes).\n"
+                   "# TYPE streamlab_cache_bytes gauge\n"
+                   "streamlab_cache_bytes %zu\n"
+                   "# HELP streamlab_cache_entries Finished experiments' JSON texts the process keeps.\n"
+                   "# TYPE streamlab_cache_entries gauge\n"
+                   "streamlab_cache_entries %zu\n"
+                   "# HELP streamlab_cache_limit_bytes The bound on streamlab_cache_bytes.\n"
+                   "# TYPE streamlab_cache_limit_bytes gauge\n"
+                   "streamlab_cache_limit_bytes %zu\n",
+                   cache_bytes, cache_entries, cache_limit);
     if (b.failed) {
         free(b.p);
         reply_errorf(req, SL_E_NOMEM, NULL, "out of memory");

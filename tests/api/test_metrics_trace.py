@@ -94,6 +94,36 @@ def test_metrics_say_what_cuda_objects_the_process_holds(server):
             assert value(after, "streamlab_cuda_objects", kind=k) == 0, f"{k}: the simulator holds no CUDA objects"
 
 
+
+def test_metrics_say_what_the_result_cache_holds(server):
+    """Issue 19: a long-lived server's resident memory grows by the JSON it keeps to answer
+    reads of finished experiments; /metrics says how much, so a soak can tell that bounded
+    cache from a leak. A read of a new finished experiment and of its timeline adds two
+    entries and their bytes; reading them again adds nothing."""
+    types, _ = parse_prometheus(server.get("/metrics").text)
+    for name in ("streamlab_cache_bytes", "streamlab_cache_entries", "streamlab_cache_limit_bytes"):
+        assert types.get(name) == "gauge", f"{name}: expected TYPE gauge, got {types.get(name)}"
+    eid = server.create(small(streams=2))["id"]
+    server.wait_done(eid)
+    _, before = parse_prometheus(server.get("/metrics").text)
+    exp_read, tl_read = server.get(f"/api/experiments/{eid}"), server.get(f"/api/experiments/{eid}/timeline")
+    expect_status(exp_read, 200)
+    expect_status(tl_read, 200)
+    exp_text, tl_text = exp_read.text, tl_read.text
+    _, after = parse_prometheus(server.get("/metrics").text)
+    for _ in range(3):
+        server.get(f"/api/experiments/{eid}")
+        server.get(f"/api/experiments/{eid}/timeline")
+    _, again = parse_prometheus(server.get("/metrics").text)
+    b0, b1, b2 = (value(s, "streamlab_cache_bytes") for s in (before, after, again))
+    n0, n1, n2 = (value(s, "streamlab_cache_entries") for s in (before, after, again))
+    assert n1 - n0 in (1, 2), f"entries {n0} before the reads, {n1} after (the timeline at least is new)"
+    assert b1 - b0 >= len(tl_text.encode()), f"bytes {b0} -> {b1}: less than the timeline's {len(tl_text)}"
+    assert b1 - b0 <= len(exp_text.encode()) + len(tl_text.encode()) + 2 * 128, \
+        f"bytes {b0} -> {b1}: more than the two texts ({len(exp_text)} + {len(tl_text)}) and their keys"
+    assert (n2, b2) == (n1, b1), f"reading them again changed the cache: {n1}/{b1} -> {n2}/{b2}"
+    assert 0 < b2 <= value(again, "streamlab_cache_limit_bytes")
+
 def check_trace(trace, streams_expected):
     events = trace["traceEvents"]
     assert events, "no events"
