@@ -19,8 +19,15 @@
  * host's calls 0.9-2 times as dear) and how far the measured point is from it (0 inside);
  * --json writes them too (pace_min_ms, pace_max_ms, pace_off).
  *
+ * The profile --measure writes takes its host's extra over the large array (the
+ * calibration's issue_first_large_us and issue_call_large_us) from the reference table it
+ * measured beside it (profile_refit_large_host: the plain program's own issue times over
+ * nine stream counts, where the calibration has nine reps of one); the calibration's own
+ * measure stays in the profile's metadata. --refit PROFILE...: the same for profiles
+ * already written (each file rewritten in place), then each simulated as without it.
+ *
  * usage: bench_sim [--measure --ref PATH --out FILE --name NAME [--rounds R] [--reps N]
- *                  [--cpu N] [--settle S]] [--against OTHER] [--json FILE] [PROFILE...]
+ *                  [--cpu N] [--settle S]] [--refit] [--against OTHER] [--json FILE] [PROFILE...]
  * --settle S: before it calibrates, the reference settles the machine for up to S seconds
  * (default 120; 0: not), until its host-bound points are steady (see ref_overlap.cu). */
 #include <jansson.h>
@@ -252,20 +259,39 @@ static json_t *load(const char *path) {
     return j;
 }
 
+/* The profile's large-array host extra from its reference table (profile_refit_large_host),
+ * said beside what the calibration measured; 0, or -1 where the table has too few points. */
+static int refit(json_t *p, const char *what) {
+    if (profile_refit_large_host(p)) {
+        fprintf(stderr, "bench_sim: %s: its reference table has too few async_v1 issue times to fit\n", what);
+        return -1;
+    }
+    const json_t *fit = json_object_get(json_object_get(p, "profile"), "issue_large_fit");
+    const json_t *cal = json_object_get(fit, "calibration");
+    printf("bench-sim: %s: the host's extra over the 2^25 array, from the reference's issue times (%d points): "
+           "a rep's head %.1f us, each later call %.3f us; the calibration had %.1f and %.3f\n",
+           what, (int)json_integer_value(json_object_get(fit, "points")),
+           json_number_value(json_object_get(fit, "issue_first_large_us")),
+           json_number_value(json_object_get(fit, "issue_call_large_us")),
+           json_number_value(json_object_get(cal, "issue_first_large_us")),
+           json_number_value(json_object_get(cal, "issue_call_large_us")));
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *ref_path = NULL, *out_path = NULL, *name = NULL, *json_path = NULL, *against_path = NULL;
     const char *profiles[16];
     int nprofiles = 0, rounds = 5, reps = 20, warmup = 3, cpu_arg = -2, settle = 120;
-    bool measure = false;
+    bool measure = false, refit_files = false;
     const bench_opt_t opts[] = {
-        {"--measure", OPT_FLAG, &measure},    {"--ref", OPT_STR, &ref_path},   {"--out", OPT_STR, &out_path},
+        {"--measure", OPT_FLAG, &measure},    {"--refit", OPT_FLAG, &refit_files},    {"--ref", OPT_STR, &ref_path},   {"--out", OPT_STR, &out_path},
         {"--name", OPT_STR, &name},           {"--against", OPT_STR, &against_path},
         {"--json", OPT_STR, &json_path},      {"--rounds", OPT_INT, &rounds},  {"--reps", OPT_INT, &reps},
         {"--cpu", OPT_INT, &cpu_arg},         {"--settle", OPT_INT, &settle},
     };
     if (bench_options(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), profiles, 16, &nprofiles,
                       "usage: bench_sim [--measure --ref PATH --out FILE --name NAME [--rounds R] [--reps N] "
-                      "[--cpu N] [--settle S]] [--against PROFILE] [--json FILE] [PROFILE...]"))
+                      "[--cpu N] [--settle S]] [--refit] [--against PROFILE] [--json FILE] [PROFILE...]"))
         return 2;
     if (rounds < 1 || rounds > MAX_ROUNDS || reps < 1 || settle < 0 || settle > 1800 ||
         (measure && (!ref_path || !out_path || !name))) {
@@ -328,6 +354,8 @@ int main(int argc, char **argv) {
                                                              steady, "first_v1x128_ms", first_ms, "last_v1x128_ms",
                                                              last_ms));
             json_t *p = ref ? profile_to_json(&m, name, ref) : NULL;
+            if (p)
+                refit(p, out_path); /* said why where it cannot: the calibration's numbers stay */
             if (!p || json_dump_file(p, out_path, JSON_INDENT(1)) != 0) {
                 fprintf(stderr, "bench_sim: cannot write the profile to %s\n", out_path);
                 return 1;
@@ -343,6 +371,11 @@ int main(int argc, char **argv) {
         return 1;
     for (int i = 0; i < nprofiles; i++) {
         json_t *p = load(profiles[i]);
+        if (p && refit_files && (refit(p, profiles[i]) || json_dump_file(p, profiles[i], JSON_INDENT(1)) != 0)) {
+            fprintf(stderr, "bench_sim: %s: not refitted\n", profiles[i]);
+            json_decref(p);
+            return 1;
+        }
         int rc = p ? evaluate(p, against, profiles[i], jf) : -1;
         json_decref(p);
         if (rc < 0)

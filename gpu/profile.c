@@ -192,6 +192,86 @@ json_t *profile_to_json(const machine_info_t *m, const char *name, json_t *refer
     return p;
 }
 
+/* issue_us of the reference's point (variant, size, streams); 0 where it has none */
+static double reference_issue_us(const json_t *points, const char *variant, json_int_t size, json_int_t streams) {
+    size_t i;
+    const json_t *pt;
+    json_array_foreach(points, i, pt) {
+        const char *v = json_string_value(json_object_get(pt, "variant"));
+        if (v && !strcmp(v, variant) && json_integer_value(json_object_get(pt, "size")) == size &&
+            json_integer_value(json_object_get(pt, "streams")) == streams)
+            return json_number_value(json_object_get(pt, "issue_us"));
+    }
+    return 0;
+}
+
+enum { FIT_MAX_POINTS = 16 };
+
+int profile_fit_large_host(const json_t *reference, double *first_us, double *call_us, int *points) {
+    static const int streams[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+    const json_t *pts = json_object_get(reference, "points");
+    double x[FIT_MAX_POINTS], y[FIT_MAX_POINTS];
+    int n = 0;
+    for (size_t k = 0; k < sizeof streams / sizeof streams[0]; k++) {
+        double small = reference_issue_us(pts, "async_v1", (json_int_t)1 << 22, streams[k]);
+        double large = reference_issue_us(pts, "async_v1", (json_int_t)1 << 25, streams[k]);
+        if (small > 0 && large > 0) {
+            x[n] = 3.0 * streams[k] - 3;
+            y[n++] = large - small;
+        }
+    }
+    *points = n;
+    if (n < 3)
+        return -1;
+    double slopes[FIT_MAX_POINTS * FIT_MAX_POINTS / 2], rest[FIT_MAX_POINTS];
+    size_t ns = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (x[j] != x[i])
+                slopes[ns++] = (y[j] - y[i]) / (x[j] - x[i]);
+    stats_t st;
+    stats_compute(slopes, ns, &st);
+    double slope = st.median;
+    for (int i = 0; i < n; i++)
+        rest[i] = y[i] - slope * x[i];
+    stats_compute(rest, (size_t)n, &st);
+    *first_us = fmax(0.001, st.median);
+    *call_us = fmax(0.001, slope);
+    return 0;
+}
+
+int profile_refit_large_host(json_t *profile) {
+    double first, call;
+    int n;
+    json_t *meta = json_object_get(profile, "profile");
+    json_t *gpus = json_object_get(json_object_get(profile, "machine"), "gpus");
+    if (!json_is_object(meta) || !json_is_array(gpus) ||
+        profile_fit_large_host(json_object_get(profile, "reference"), &first, &call, &n))
+        return -1;
+    const json_t *was = json_object_get(json_object_get(meta, "issue_large_fit"), "calibration");
+    json_t *cal0 = json_object_get(json_object_get(json_array_get(gpus, 0), "calibration"), "issue_first_large_us");
+    json_t *cal1 = json_object_get(json_object_get(json_array_get(gpus, 0), "calibration"), "issue_call_large_us");
+    /* a profile fitted before keeps what its calibration measured, not its own fit */
+    double measured_first = was ? json_number_value(json_object_get(was, "issue_first_large_us")) : json_number_value(cal0);
+    double measured_call = was ? json_number_value(json_object_get(was, "issue_call_large_us")) : json_number_value(cal1);
+    json_t *fit = json_pack("{s:f, s:f, s:i, s:s, s:{s:f, s:f}}", "issue_first_large_us", first, "issue_call_large_us",
+                            call, "points", n, "from",
+                            "the reference's async_v1 issue_us at 2^25 less at 2^22, against 3 x streams - 3 calls "
+                            "(Theil-Sen); the calibration's own measure under calibration (0: none)",
+                            "calibration", "issue_first_large_us", measured_first, "issue_call_large_us", measured_call);
+    if (!fit || json_object_set_new(meta, "issue_large_fit", fit))
+        return -1;
+    size_t i;
+    json_t *g;
+    json_array_foreach(gpus, i, g) {
+        json_t *c = json_object_get(g, "calibration");
+        if (json_is_object(c) && (json_object_set_new(c, "issue_first_large_us", json_real(first)) ||
+                                  json_object_set_new(c, "issue_call_large_us", json_real(call))))
+            return -1;
+    }
+    return 0;
+}
+
 /* m as the model stands in for it: backend sim, its GPUs renamed after what they stand for */
 static void as_simulated(machine_info_t *m, const char *what) {
     m->backend = BACKEND_SIM;

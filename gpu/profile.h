@@ -47,6 +47,21 @@ int profile_embedded(int i, const struct json_t **meta, const machine_info_t **m
  * size, streams, median_ms, rounds_ms, issue_us}], ...}), and that profile's metadata in
  * *meta; NULL where the device stands for no embedded profile with a table. */
 const struct json_t *profile_reference_of(const device_info_t *d, const struct json_t **meta);
+/* The host's extra over the seeds' 2^25 array, as the plain program on the profile's machine
+ * paid it: the reference table's async_v1 points, each one's issue time (issue_us) at 2^25
+ * less at 2^22, against the calls past each kind's first (3 x streams - 3), fitted robustly
+ * (Theil-Sen: the median of the pairwise slopes, then the median intercept). The intercept
+ * is the rep's head (its start event and first H2D, kernel and D2H), the slope each later
+ * call: the calibration's issue_first_large_us and issue_call_large_us, measured over the
+ * plain program's own reps. 0 and *points, or -1 where fewer than 3 points have both
+ * sizes' issue times. Each is at least 0.001 (0 reads as not measured). */
+int profile_fit_large_host(const struct json_t *reference, double *first_us, double *call_us, int *points);
+/* Sets every GPU's issue_first_large_us and issue_call_large_us in the profile's machine to
+ * that fit of its reference, and says so in the profile's metadata ("issue_large_fit": the
+ * two numbers, the points, how, and under "calibration" what the calibration had measured
+ * there, 0 where it had not). 0, or -1 (profile unchanged) where the fit has too few points. */
+int profile_refit_large_host(struct json_t *profile);
+
 /* A machine the store knows (machine_to_json's form, imported or pushed from a GPU host)
  * as the model stands in for it: backend sim, each GPU named "Simulated <its name>
  * (<label or id>)", uuid SIM-<uuid>; 0 or SL_E_INVALID where it lacks what the model

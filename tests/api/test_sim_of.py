@@ -154,9 +154,11 @@ def test_a_point_of_the_seeds_table_says_what_its_gpu_measured(server):
 
 
 def test_a_simulated_result_gives_its_host_pace_band(server):
-    """result.extra.host_pace: the run again with the host's calls 0.9-2 times as dear; the run itself at 1."""
+    """result.extra.host_pace: the run again with the host's calls 0.9-2 times as dear; the run itself at 1.
+    Host-paced (2^22 x256) it spreads; copy-paced (2^25 x4) it moves only by what the copy engine waits for
+    on the host, the large array's first H2D (about 20 us at 1x on the H100 profile): under 1%."""
     h200 = profile_machine(server, "lent-h200")
-    for size, streams, sim_of, spread in (("2^22", 256, None, (0.2, 10)), ("2^25", 4, None, (0, 0.005)),
+    for size, streams, sim_of, spread in (("2^22", 256, None, (0.2, 10)), ("2^25", 4, None, (0, 0.01)),
                                           ("2^22", 256, h200["id"], (0.2, 10))):
         spec = {"variant": "async_v1", "size": size, "streams": streams, "reps": 3}
         if sim_of:

@@ -4,8 +4,10 @@
 /api/experiments/{id} adds `timeline_span_ms` and `timeline_stretch` (the median rep's) to the result.
 
 All of it is computed from what the store holds, so an imported bundle gets it too: one whose median rep's
-ops were made twice as long as its total answers a stretch of 2. The sim's timeline is the run: stretch 1
-within rounding (its total also counts the host's issue of the first op and the sync's return, 4 µs).
+ops were made twice as long as its total answers a stretch of 2. The sim's timeline is the run: its span is
+its total less what comes before its first op (lead_us: the host's issue of the first op, and over a large
+array that first call's extra, about 22 µs at 2^25 on the H100 profile) and the sync's return (4 µs), a
+stretch within 1% of 1.
 """
 
 import copy
@@ -16,7 +18,7 @@ from conftest import check, close, expect_error, expect_status, small
 from test_bundles import export, import_bundle
 
 OP_KEYS = {"device", "stream", "chunk", "op", "start_us", "end_us", "bytes"}
-# 2^25 elements: a few ms, against which the sim's 4 µs outside the span is rounding
+# 2^25 elements: a few ms, against which what the sim leaves outside the span (its lead, the sync) is under 1%
 BIG = {"size": 1 << 25, "streams": 4, "reps": 3, "warmup": 0}
 
 
@@ -58,9 +60,10 @@ def test_a_sim_timeline_spans_its_total(origin):
     check(tl["timing"] == "events", "events (the spec's default)", tl["timing"], "timing")
     check(abs(tl["span_ms"] - span_of(tl["ops"])) < 1e-9, span_of(tl["ops"]), tl["span_ms"],
           "span_ms: the first op's start to the last op's end")
-    check(close(tl["span_ms"], res["total_ms"]["median"], rel=0.005, abs_=0.005), res["total_ms"]["median"],
-          tl["span_ms"], "a sim timeline spans its total")
-    check(abs(tl["stretch"] - 1) < 0.005, "1 within rounding", tl["stretch"], "a sim run's stretch")
+    check(close(tl["span_ms"] + tl["lead_us"] / 1000.0, res["total_ms"]["median"], rel=0, abs_=0.005),
+          res["total_ms"]["median"], tl["span_ms"] + tl["lead_us"] / 1000.0,
+          "a sim timeline spans its total from its lead on (the sync's return, 4 us, outside it)")
+    check(abs(tl["stretch"] - 1) < 0.01, "1 within its lead", tl["stretch"], "a sim run's stretch")
     first = min(o["start_us"] for o in tl["ops"])
     check(tl["lead_us"] == first and first > 0, f"the first op's start, {first} us (after the host's first call)",
           tl["lead_us"], "lead_us: where the span starts, from the rep's start")
@@ -106,7 +109,7 @@ def test_an_imported_timeline_twice_its_total_answers_stretch_2(origin, make_ser
           {"timeline_stretch": "about 2", "timeline_span_ms": tl["span_ms"]},
           {k: got.get(k) for k in ("timeline_span_ms", "timeline_stretch")}, "the imported result's stretch")
     other = (median + 1) % res["reps"]
-    check(abs(timeline(b, eid, other)["stretch"] - 1) < 0.005, "about 1", timeline(b, eid, other)["stretch"],
+    check(abs(timeline(b, eid, other)["stretch"] - 1) < 0.01, "about 1", timeline(b, eid, other)["stretch"],
           f"rep {other}, whose ops were left as they were")
 
 
