@@ -113,15 +113,18 @@ static int cmp_double_cal(const void *a, const void *b) {
 
 /* The seeds' depth-first step over n elements in `streams` chunks (H2D from h, the blog
  * kernel, D2H into back; chunk i into ps[i]) from an idle device: the host's time to
- * issue it, in *us; where split is given, split[0] the time of chunk 0's three calls (the
- * first of each kind) and split[1] the mean of every later call. */
+ * issue it, in *us; where split is given, split[0] the time of the step's head (the seeds'
+ * start event, recorded into the legacy stream as theirs is, then chunk 0's three calls,
+ * the first of each kind) and split[1] the mean of every later call. */
 static int issue_seeds_step(float *h, float *back, float *d, uint64_t n, int streams, cudaStream_t *ps, double *us,
-                            double *split, sl_error_t *err) {
+                            double *split, cudaEvent_t start, sl_error_t *err) {
     int rc = SL_OK;
     const uint64_t chunk = n / (uint64_t)streams;
     CUDA_CHECK(cudaDeviceSynchronize());
     {
         double t0 = cuda_now_us(), t_first = t0;
+        if (split)
+            CUDA_CHECK(cudaEventRecord(start, 0));
         for (int i = 0; i < streams; i++) {
             size_t off = (size_t)i * chunk;
             CUDA_CHECK(cudaMemcpyAsync(d + off, h + off, chunk * sizeof(float), cudaMemcpyHostToDevice, ps[i]));
@@ -508,7 +511,7 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         for (; made < PSTREAMS; made++)
             CUDA_CHECK(sl_stream_create(&ps[made], cudaStreamDefault));
         for (int r = -1; r < BATCHES; r++) {
-            if ((rc = issue_seeds_step(h_a, h_b, d_a, SMALL_ELEMS, PSTREAMS, ps, &us, NULL, err)))
+            if ((rc = issue_seeds_step(h_a, h_b, d_a, SMALL_ELEMS, PSTREAMS, ps, &us, NULL, NULL, err)))
                 goto cleanup;
             if (r >= 0)
                 chunk_us[r] = us / PSTREAMS;
@@ -541,7 +544,7 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                     for (int r = 0; r < BLOCK_REPS; r++) {
                         uint64_t n = k ? LARGE_ELEMS : SMALL_ELEMS;
                         memset(h_a, 0, n * sizeof(float));
-                        if ((rc = issue_seeds_step(h_a, h_a, d_a, n, PSTREAMS, ps, &us, split, err)))
+                        if ((rc = issue_seeds_step(h_a, h_a, d_a, n, PSTREAMS, ps, &us, split, e0, err)))
                             goto cleanup;
                         if (r >= BLOCK_SKIP) {
                             first_us[k][kept[k]] = split[0];
@@ -564,7 +567,11 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
              * runs the driver's path for it with the host's caches just flushed by the array's
              * memset; later calls find it warm. So the two parts apart: a rep's first three
              * calls together, and the mean of the rest. Measured: a floor of 0.001 (0 reads as
-             * not measured). */
+             * not measured). The head includes the seeds' start event, recorded before the
+             * first copy (12-27 us more at 2^25 in probe_calls): the plain program pays it
+             * inside its total, and the reference tables' own issue times, fitted the same
+             * way (profile_fit_large_host), put 40-85 us on a 2^25 rep's head, where the three
+             * calls alone measured 14-46. */
             c.issue_first_large_us = fmax(0.001, first_us[1][KEPT / 2] - first_us[0][KEPT / 2]);
             c.issue_call_large_us = fmax(0.001, later_us[1][KEPT / 2] - later_us[0][KEPT / 2]);
         }
