@@ -67,7 +67,8 @@ def proc_counts(pid):
 def cuda_counts(lab):
     """What the server says it holds (/metrics): of CUDA (streamlab_cuda_objects), {kind: n}, and
     under "cache_mib" the finished experiments' JSON it keeps to answer reads (streamlab_cache_bytes,
-    bounded), the part of its RSS that grows with the experiments it has answered for."""
+    bounded), the part of its RSS that grows with the experiments it has answered for, and under
+    "heap_in_use_mib" / "heap_free_mib" what the C allocator holds (streamlab_heap_bytes)."""
     out = {}
     try:
         req = urllib.request.urlopen(lab.base + "/metrics", timeout=30)
@@ -77,6 +78,9 @@ def cuda_counts(lab):
                 out[kind] = int(float(line.rsplit(" ", 1)[1]))
             elif line.startswith("streamlab_cache_bytes "):
                 out["cache_mib"] = round(float(line.split()[1]) / (1 << 20), 1)
+            elif line.startswith("streamlab_heap_bytes{"):
+                state = line.split('state="')[1].split('"')[0]
+                out["heap_" + state + "_mib"] = round(float(line.rsplit(" ", 1)[1]) / (1 << 20), 1)
     except (OSError, ValueError, IndexError):
         pass
     return out
@@ -208,17 +212,19 @@ def ask_ref(ref, p, reps):
 
 def print_counts(counts):
     """What the server process held after each round."""
-    print(f"\n{'process':<16} {'threads':>7} {'fds':>5} {'RSS MiB':>8} {'cache':>6} {'RSS-cache':>9} {'VmLck':>7} "
-          f"{'VmPin':>7} {'GPU MiB':>8} {'CUDA streams/events/graphs/execs/pinned/device allocs':>54}")
+    print(f"\n{'process':<16} {'threads':>7} {'fds':>5} {'RSS MiB':>8} {'cache':>6} {'RSS-cache':>9} "
+          f"{'heap used/free':>14} {'VmLck':>7} {'VmPin':>7} {'GPU MiB':>8} "
+          f"{'CUDA streams/events/graphs/execs/pinned/device allocs':>54}")
     for when, c in counts:
         cu = c.get("cuda", {})
         objs = "/".join(str(cu.get(k, "-")) for k in ("stream", "event", "graph", "graph_exec", "host_alloc",
                                                       "device_alloc"))
         cache = cu.get("cache_mib")
         rest = round(c["VmRSS"] - cache, 1) if cache is not None and "VmRSS" in c else "-"
+        heap = f"{cu.get('heap_in_use_mib', '-')}/{cu.get('heap_free_mib', '-')}"
         print(f"{when:<16} {c.get('threads', '-'):>7} {c.get('fds', '-'):>5} {c.get('VmRSS', '-'):>8} "
-              f"{'-' if cache is None else cache:>6} {rest:>9} {c.get('VmLck', '-'):>7} {c.get('VmPin', '-'):>7} "
-              f"{str(c.get('gpu_mib', '-')):>8} {objs:>54}")
+              f"{'-' if cache is None else cache:>6} {rest:>9} {heap:>14} {c.get('VmLck', '-'):>7} "
+              f"{c.get('VmPin', '-'):>7} {str(c.get('gpu_mib', '-')):>8} {objs:>54}")
 
 
 def score(mine, ref):

@@ -2,6 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "cache.h"
 #include "http.h"
@@ -92,6 +95,19 @@ void handle_metrics(request_t *req) {
                        "# TYPE streamlab_cuda_objects gauge\n");
     for (int k = 0; k < CUDA_OBJ__COUNT; k++)
         metrics_printf(&b, "streamlab_cuda_objects{kind=\"%s\"} %lld\n", cuda_obj_names[k], objs[k]);
+    /* what the C allocator holds, over all its arenas: in use, and freed but kept (glibc;
+     * absent elsewhere). A soak tells by them a leak (in use grows) from fragmentation (kept
+     * grows) from memory outside malloc (neither: the CUDA driver's own mappings). */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 mi = mallinfo2();
+    metrics_printf(&b,
+                   "# HELP streamlab_heap_bytes Bytes the C allocator holds: in use (small blocks and mmapped ones) "
+                   "and free (freed but kept by it).\n"
+                   "# TYPE streamlab_heap_bytes gauge\n"
+                   "streamlab_heap_bytes{state=\"in_use\"} %zu\n"
+                   "streamlab_heap_bytes{state=\"free\"} %zu\n",
+                   mi.uordblks + mi.hblkhd, mi.fordblks);
+#endif
     size_t cache_bytes, cache_entries, cache_limit;
     cache_stats(&cache_bytes, &cache_entries, &cache_limit);
     metrics_printf(&b,

@@ -124,6 +124,17 @@ def test_metrics_say_what_the_result_cache_holds(server):
     assert (n2, b2) == (n1, b1), f"reading them again changed the cache: {n1}/{b1} -> {n2}/{b2}"
     assert 0 < b2 <= value(again, "streamlab_cache_limit_bytes")
 
+
+def test_metrics_say_what_the_allocator_holds(server):
+    """Issue 19: streamlab_heap_bytes{state} (glibc's mallinfo2 over all arenas): in use and freed but
+    kept, so a soak can tell a leak from fragmentation from memory outside malloc (both gauges there,
+    neither negative; what they say is the soak's to read)."""
+    types, before = parse_prometheus(server.get("/metrics").text)
+    assert types.get("streamlab_heap_bytes") == "gauge", types.get("streamlab_heap_bytes")
+    states = sorted(re.search(r'state="([^"]+)"', l).group(1) for (n, l) in before if n == "streamlab_heap_bytes")
+    assert states == ["free", "in_use"], states
+    assert all(v >= 0 for (n, _), v in before.items() if n == "streamlab_heap_bytes")
+
 def check_trace(trace, streams_expected):
     events = trace["traceEvents"]
     assert events, "no events"
