@@ -229,6 +229,28 @@ int stats_median_index(const double *v, int n) {
     return m;
 }
 
+int stats_fit_line(const double *x, const double *y, int n, double *head, double *slope) {
+    double slopes[STATS_FIT_MAX * (STATS_FIT_MAX - 1) / 2], rest[STATS_FIT_MAX];
+    size_t ns = 0;
+    if (n > STATS_FIT_MAX)
+        return -1;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (x[j] != x[i])
+                slopes[ns++] = (y[j] - y[i]) / (x[j] - x[i]);
+    if (ns == 0)
+        return -1;
+    stats_t st;
+    stats_compute(slopes, ns, &st);
+    double b = st.median;
+    for (int i = 0; i < n; i++)
+        rest[i] = y[i] - b * x[i];
+    stats_compute(rest, (size_t)n, &st);
+    *head = st.median;
+    *slope = b;
+    return 0;
+}
+
 void result_summarise(result_t *r) {
     stats_compute(r->rep_ms, (size_t)r->reps, &r->total_ms);
     r->median_rep = stats_median_index(r->rep_ms, r->reps);

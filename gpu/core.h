@@ -158,6 +158,11 @@ typedef struct stats {
 void stats_compute(const double *values, size_t n, stats_t *out);
 /* The index of the median value: the one closest to the median (the first of equals); 0 when n < 1. */
 int stats_median_index(const double *v, int n);
+/* y = head + slope * x over n points, fitted robustly (Theil-Sen: the median of the pairwise
+ * slopes, then the median of y - slope * x), so one point far off the line moves neither.
+ * 0, or -1 (nothing set) where no two points have different x or n > STATS_FIT_MAX. */
+#define STATS_FIT_MAX 32
+int stats_fit_line(const double *x, const double *y, int n, double *head, double *slope);
 
 /* A run's reps in two groups (modes), where they fall so: the lent H100s draw some many-stream
  * pipelines' reps from two modes (docs/METHOD.md, "Which channel an op runs from"), and a host

@@ -113,31 +113,24 @@ static int cmp_double_cal(const void *a, const void *b) {
 
 /* The seeds' depth-first step over n elements in `streams` chunks (H2D from h, the blog
  * kernel, D2H into back; chunk i into ps[i]) from an idle device: the host's time to
- * issue it, in *us; where split is given, split[0] the time of the step's head (the seeds'
- * start event, recorded into the legacy stream as theirs is, then chunk 0's three calls,
- * the first of each kind) and split[1] the mean of every later call. */
+ * issue it, in *us. Where start is given, the step opens as the seeds' rep does, with
+ * that event recorded into the legacy stream, inside the time. */
 static int issue_seeds_step(float *h, float *back, float *d, uint64_t n, int streams, cudaStream_t *ps, double *us,
-                            double *split, cudaEvent_t start, sl_error_t *err) {
+                            cudaEvent_t start, sl_error_t *err) {
     int rc = SL_OK;
     const uint64_t chunk = n / (uint64_t)streams;
     CUDA_CHECK(cudaDeviceSynchronize());
     {
-        double t0 = cuda_now_us(), t_first = t0;
-        if (split)
+        double t0 = cuda_now_us();
+        if (start)
             CUDA_CHECK(cudaEventRecord(start, 0));
         for (int i = 0; i < streams; i++) {
             size_t off = (size_t)i * chunk;
             CUDA_CHECK(cudaMemcpyAsync(d + off, h + off, chunk * sizeof(float), cudaMemcpyHostToDevice, ps[i]));
             CUDA_CHECK(cuda_kernel_launch(KERNEL_BLOG, 1, LAUNCH_CHUNK, 0, 256, d + off, off, chunk, ps[i]));
             CUDA_CHECK(cudaMemcpyAsync(back + off, d + off, chunk * sizeof(float), cudaMemcpyDeviceToHost, ps[i]));
-            if (i == 0)
-                t_first = cuda_now_us();
         }
         *us = cuda_now_us() - t0;
-        if (split) {
-            split[0] = t_first - t0;
-            split[1] = streams > 1 ? (*us - split[0]) / (3.0 * (streams - 1)) : 0;
-        }
     }
 cleanup:
     return rc;
@@ -511,7 +504,7 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         for (; made < PSTREAMS; made++)
             CUDA_CHECK(sl_stream_create(&ps[made], cudaStreamDefault));
         for (int r = -1; r < BATCHES; r++) {
-            if ((rc = issue_seeds_step(h_a, h_b, d_a, SMALL_ELEMS, PSTREAMS, ps, &us, NULL, NULL, err)))
+            if ((rc = issue_seeds_step(h_a, h_b, d_a, SMALL_ELEMS, PSTREAMS, ps, &us, NULL, err)))
                 goto cleanup;
             if (r >= 0)
                 chunk_us[r] = us / PSTREAMS;
@@ -536,44 +529,48 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
          * (GPU-cf1ab62f): the host's caches after the array went through them, not the
          * copies' bytes. */
         if (bytes >= (size_t)LARGE_ELEMS * sizeof(float)) {
-            enum { BLOCKS = 3, BLOCK_REPS = 5, BLOCK_SKIP = 2, KEPT = BLOCKS * (BLOCK_REPS - BLOCK_SKIP) };
-            double step_us[2][KEPT], first_us[2][KEPT], later_us[2][KEPT], split[2];
-            int kept[2] = {0, 0};
+            enum { BLOCKS = 3, BLOCK_REPS = 5, BLOCK_SKIP = 2, KEPT = BLOCKS * (BLOCK_REPS - BLOCK_SKIP), NFIT = 5 };
+            static const int fit_streams[NFIT] = {1, 4, 16, 64, PSTREAMS};
+            double step_us[NFIT][2][KEPT], x[NFIT], y[NFIT];
+            int kept[NFIT][2] = {{0}};
             for (int b = 0; b < BLOCKS; b++)
-                for (int k = 0; k < 2; k++)
-                    for (int r = 0; r < BLOCK_REPS; r++) {
-                        uint64_t n = k ? LARGE_ELEMS : SMALL_ELEMS;
-                        memset(h_a, 0, n * sizeof(float));
-                        if ((rc = issue_seeds_step(h_a, h_a, d_a, n, PSTREAMS, ps, &us, split, e0, err)))
-                            goto cleanup;
-                        if (r >= BLOCK_SKIP) {
-                            first_us[k][kept[k]] = split[0];
-                            later_us[k][kept[k]] = split[1];
-                            step_us[k][kept[k]++] = us;
+                for (int f = 0; f < NFIT; f++)
+                    for (int k = 0; k < 2; k++)
+                        for (int r = 0; r < BLOCK_REPS; r++) {
+                            uint64_t n = k ? LARGE_ELEMS : SMALL_ELEMS;
+                            memset(h_a, 0, n * sizeof(float));
+                            if ((rc = issue_seeds_step(h_a, h_a, d_a, n, fit_streams[f], ps, &us, e0, err)))
+                                goto cleanup;
+                            if (r >= BLOCK_SKIP)
+                                step_us[f][k][kept[f][k]++] = us;
                         }
-                    }
             CUDA_CHECK(cudaDeviceSynchronize());
-            for (int k = 0; k < 2; k++) {
-                qsort(step_us[k], KEPT, sizeof step_us[k][0], cmp_double_cal);
-                qsort(first_us[k], KEPT, sizeof first_us[k][0], cmp_double_cal);
-                qsort(later_us[k], KEPT, sizeof later_us[k][0], cmp_double_cal);
+            for (int f = 0; f < NFIT; f++) {
+                for (int k = 0; k < 2; k++)
+                    qsort(step_us[f][k], KEPT, sizeof step_us[f][k][0], cmp_double_cal);
+                x[f] = 3.0 * fit_streams[f] - 3;
+                y[f] = step_us[f][1][KEPT / 2] - step_us[f][0][KEPT / 2];
             }
-            double scale = step_us[0][KEPT / 2] > 0 ? step_us[1][KEPT / 2] / step_us[0][KEPT / 2] : 0;
+            double small256 = step_us[NFIT - 1][0][KEPT / 2], large256 = step_us[NFIT - 1][1][KEPT / 2];
+            double scale = small256 > 0 ? large256 / small256 : 0; /* at 256 streams, as before */
             c.issue_scale_large = scale > 0 ? fmin(4.0, fmax(0.25, scale)) : 0;
-            /* Where that extra time goes: each call's host time in the plain program's reps
-             * (bench/probe_calls.cu, lent H100s GPU-5f114823 and GPU-292ec535, 2026-11-26;
-             * 2^25 over 2^22): the first H2D and the first kernel of a rep cost 15-25 us more
-             * each, the first D2H 2-5, every later call 0.2-1.5 us more. The first of each kind
-             * runs the driver's path for it with the host's caches just flushed by the array's
-             * memset; later calls find it warm. So the two parts apart: a rep's first three
-             * calls together, and the mean of the rest. Measured: a floor of 0.001 (0 reads as
-             * not measured). The head includes the seeds' start event, recorded before the
-             * first copy (12-27 us more at 2^25 in probe_calls): the plain program pays it
-             * inside its total, and the reference tables' own issue times, fitted the same
-             * way (profile_fit_large_host), put 40-85 us on a 2^25 rep's head, where the three
-             * calls alone measured 14-46. */
-            c.issue_first_large_us = fmax(0.001, first_us[1][KEPT / 2] - first_us[0][KEPT / 2]);
-            c.issue_call_large_us = fmax(0.001, later_us[1][KEPT / 2] - later_us[0][KEPT / 2]);
+            /* Where that extra time goes, as the reference tables' own issue times are fitted
+             * (profile_fit_large_host): over 1-256 streams, the 2^25 step's extra over 2^22 is
+             * a head plus a cost per call past each kind's first (3 x streams - 3), fitted
+             * robustly. The head is what a rep pays once whatever its stream count: its start
+             * event and first H2D, kernel and D2H (bench/probe_calls.cu, lent H100s
+             * GPU-5f114823 and GPU-292ec535, 2026-11-26: the start event 12-27 us more at
+             * 2^25, the first H2D and kernel 15-25 each, the first D2H 2-5, with the host's
+             * caches just flushed by the array's memset), and its copies' bytes, the same at
+             * every stream count (2 x 112 MiB more; 0.16-0.37 us a MiB on the lent tables).
+             * Timed from chunk 0's calls alone at 256 streams, the head came to 14-46 us where
+             * the tables' fit put 40-85 (31.1 against 66.1 on GPU-bb789a4d). Measured: a floor
+             * of 0.001 (0 reads as not measured). */
+            double head = 0, per_call = 0;
+            if (stats_fit_line(x, y, NFIT, &head, &per_call) == 0) {
+                c.issue_first_large_us = fmax(0.001, head);
+                c.issue_call_large_us = fmax(0.001, per_call);
+            }
         }
     }
     c.samples = CAL_REPS;

@@ -205,12 +205,10 @@ static double reference_issue_us(const json_t *points, const char *variant, json
     return 0;
 }
 
-enum { FIT_MAX_POINTS = 16 };
-
 int profile_fit_large_host(const json_t *reference, double *first_us, double *call_us, int *points) {
     static const int streams[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
     const json_t *pts = json_object_get(reference, "points");
-    double x[FIT_MAX_POINTS], y[FIT_MAX_POINTS];
+    double x[sizeof streams / sizeof streams[0]], y[sizeof streams / sizeof streams[0]], head, slope;
     int n = 0;
     for (size_t k = 0; k < sizeof streams / sizeof streams[0]; k++) {
         double small = reference_issue_us(pts, "async_v1", (json_int_t)1 << 22, streams[k]);
@@ -221,21 +219,9 @@ int profile_fit_large_host(const json_t *reference, double *first_us, double *ca
         }
     }
     *points = n;
-    if (n < 3)
+    if (n < 3 || stats_fit_line(x, y, n, &head, &slope))
         return -1;
-    double slopes[FIT_MAX_POINTS * FIT_MAX_POINTS / 2], rest[FIT_MAX_POINTS];
-    size_t ns = 0;
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++)
-            if (x[j] != x[i])
-                slopes[ns++] = (y[j] - y[i]) / (x[j] - x[i]);
-    stats_t st;
-    stats_compute(slopes, ns, &st);
-    double slope = st.median;
-    for (int i = 0; i < n; i++)
-        rest[i] = y[i] - slope * x[i];
-    stats_compute(rest, (size_t)n, &st);
-    *first_us = fmax(0.001, st.median);
+    *first_us = fmax(0.001, head);
     *call_us = fmax(0.001, slope);
     return 0;
 }

@@ -1353,6 +1353,10 @@ TEST(a_profiles_large_array_host_extra_is_fitted_from_its_table) {
                             issue_point("async_v1", 25, 2, 70));
     CHECK_INT(-1, profile_fit_large_host(few, &first, &call, &n));
     CHECK_INT(2, n);
+    /* the line itself: points of one x have no slope */
+    double same_x[3] = {5, 5, 5}, ys[3] = {1, 2, 3}, head = -7, slope = -7;
+    CHECK_INT(-1, stats_fit_line(same_x, ys, 3, &head, &slope));
+    CHECK(head == -7 && slope == -7);
     /* a profile refitted: every GPU's calibration holds the fit, its metadata says so and keeps
      * the calibration's own numbers, also when refitted again */
     json_t *p = json_pack("{s:{s:s}, s:{s:[{s:{s:f, s:f}}, {s:{s:f, s:f}}]}, s:O}", "profile", "name", "t", "machine",
