@@ -284,8 +284,9 @@ int main(int argc, char **argv) {
     int nprofiles = 0, rounds = 5, reps = 20, warmup = 3, cpu_arg = -2, settle = 120;
     bool measure = false, refit_files = false;
     const bench_opt_t opts[] = {
-        {"--measure", OPT_FLAG, &measure},    {"--refit", OPT_FLAG, &refit_files},    {"--ref", OPT_STR, &ref_path},   {"--out", OPT_STR, &out_path},
+        {"--measure", OPT_FLAG, &measure},    {"--ref", OPT_STR, &ref_path},   {"--out", OPT_STR, &out_path},
         {"--name", OPT_STR, &name},           {"--against", OPT_STR, &against_path},
+        {"--refit", OPT_FLAG, &refit_files},
         {"--json", OPT_STR, &json_path},      {"--rounds", OPT_INT, &rounds},  {"--reps", OPT_INT, &reps},
         {"--cpu", OPT_INT, &cpu_arg},         {"--settle", OPT_INT, &settle},
     };

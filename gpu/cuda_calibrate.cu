@@ -561,11 +561,12 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
              * event and first H2D, kernel and D2H (bench/probe_calls.cu, lent H100s
              * GPU-5f114823 and GPU-292ec535, 2026-11-26: the start event 12-27 us more at
              * 2^25, the first H2D and kernel 15-25 each, the first D2H 2-5, with the host's
-             * caches just flushed by the array's memset), and its copies' bytes, the same at
-             * every stream count (2 x 112 MiB more; 0.16-0.37 us a MiB on the lent tables).
-             * Timed from chunk 0's calls alone at 256 streams, the head came to 14-46 us where
-             * the tables' fit put 40-85 (31.1 against 66.1 on GPU-bb789a4d). Measured: a floor
-             * of 0.001 (0 reads as not measured). */
+             * caches just flushed by the array's memset). It moves with the host's state:
+             * 30-90 us from one pass of bench/probe_rep.cu to the next a minute later on one
+             * lent host, so these few reps draw one moment of it (17.8 and 32.3 us in two
+             * calibrations on lent H200 GPU-23d0f883, where its table's fit, over minutes of
+             * reps, gave 102: bench_sim --measure writes the table's into the profile).
+             * Measured: a floor of 0.001 (0 reads as not measured). */
             double head = 0, per_call = 0;
             if (stats_fit_line(x, y, NFIT, &head, &per_call) == 0) {
                 c.issue_first_large_us = fmax(0.001, head);
