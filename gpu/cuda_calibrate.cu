@@ -563,10 +563,11 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
              * 2^25, the first H2D and kernel 15-25 each, the first D2H 2-5, with the host's
              * caches just flushed by the array's memset). It moves with the host's state:
              * 30-90 us from one pass of bench/probe_rep.cu to the next a minute later on one
-             * lent host, so these few reps draw one moment of it (17.8 and 32.3 us in two
-             * calibrations on lent H200 GPU-23d0f883, where its table's fit, over minutes of
-             * reps, gave 102: bench_sim --measure writes the table's into the profile).
-             * Measured: a floor of 0.001 (0 reads as not measured). */
+             * lent host. Here it has come out lower than every probe pass and every table
+             * (6.1-32.3 us in three calibrations on lent H100s and H200s, 2026-11-26, where the
+             * tables' fit gave 37-102; why is not found): bench_sim --measure writes its
+             * table's fit into the profile instead. Measured: a floor of 0.001 (0 reads as not
+             * measured). */
             double head = 0, per_call = 0;
             if (stats_fit_line(x, y, NFIT, &head, &per_call) == 0) {
                 c.issue_first_large_us = fmax(0.001, head);
