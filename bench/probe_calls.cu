@@ -15,20 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "probe_util.cuh"
 #include "seed_kernel.cuh"
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-static int cmpd(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
+/* the upper of the middle two where n is even, as this probe has always printed */
 static double median(double *v, int n) {
-    qsort(v, n, sizeof *v, cmpd);
+    qsort(v, n, sizeof *v, cmp_double);
     return v[n / 2];
 }
 enum { MAXS = 256, MAXREPS = 64 };
@@ -56,28 +47,28 @@ int main(int argc, char **argv) {
                 for (int r = -warm; r < reps; r++) {
                     memset(a, 0, n * 4);
                     int k = 0, kind[3 * MAXS + 2];
-                    ts[k++] = now_us();
+                    ts[k++] = probe_now_us();
                     CK(cudaEventRecord(e0, 0));
-                    ts[k++] = now_us();
+                    ts[k++] = probe_now_us();
                     for (int ph = 0; ph < (v2 ? 3 : 1); ph++)
                         for (int i = 0; i < ns; i++) {
                             size_t off = (size_t)i * chunk;
                             if (!v2 || ph == 0) {
                                 CK(cudaMemcpyAsync(d + off, a + off, chunk * 4, cudaMemcpyHostToDevice, st[i]));
-                                kind[k] = 0, ts[k++] = now_us();
+                                kind[k] = 0, ts[k++] = probe_now_us();
                             }
                             if (!v2 || ph == 1) {
                                 kernel<<<(unsigned)(chunk / BLOCK), BLOCK, 0, st[i]>>>(d, (int)off);
-                                kind[k] = 1, ts[k++] = now_us();
+                                kind[k] = 1, ts[k++] = probe_now_us();
                             }
                             if (!v2 || ph == 2) {
                                 CK(cudaMemcpyAsync(a + off, d + off, chunk * 4, cudaMemcpyDeviceToHost, st[i]));
-                                kind[k] = 2, ts[k++] = now_us();
+                                kind[k] = 2, ts[k++] = probe_now_us();
                             }
                         }
                     CK(cudaGetLastError());
                     CK(cudaEventRecord(e1, 0));
-                    ts[k++] = now_us();
+                    ts[k++] = probe_now_us();
                     CK(cudaEventSynchronize(e1));
                     float ms = 0;
                     CK(cudaEventElapsedTime(&ms, e0, e1));

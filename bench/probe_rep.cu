@@ -17,22 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "probe_util.cuh"
 #include "seed_kernel.cuh"
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-static int cmpd(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-static double median(double *v, int n) {
-    qsort(v, n, sizeof *v, cmpd);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 enum { NS = 5, MAXREPS = 64 };
 int main(int argc, char **argv) {
     static const int S[NS] = {1, 4, 16, 64, 256};
@@ -62,7 +48,7 @@ int main(int argc, char **argv) {
                 size_t n = lg ? big : (size_t)1 << 22, chunk = n / S[k];
                 for (int r = -warm; r < reps; r++) {
                     memset(a, 0, n * 4);
-                    double t0 = now_us();
+                    double t0 = probe_now_us();
                     CK(cudaEventRecord(start, 0));
                     for (int i = 0; i < S[k]; i++) {
                         size_t off = i * chunk;
@@ -71,7 +57,7 @@ int main(int argc, char **argv) {
                         CK(cudaMemcpyAsync(a + off, d + off, chunk * 4, cudaMemcpyDeviceToHost, st[i]));
                     }
                     if (w & 1) CK(cudaEventRecord(stop, 0));
-                    double t1 = now_us();
+                    double t1 = probe_now_us();
                     CK(cudaDeviceSynchronize());
                     if (w & 2) {
                         float s = 0;
@@ -80,7 +66,7 @@ int main(int argc, char **argv) {
                     }
                     if (r >= 0) issue[r] = t1 - t0;
                 }
-                m[lg] = median(issue, reps);
+                m[lg] = probe_median(issue, reps);
             }
             x[k] = 3.0 * S[k] - 3;
             y[k] = m[1] - m[0];
@@ -88,9 +74,9 @@ int main(int argc, char **argv) {
         }
         for (int i = 0; i < NS; i++)
             for (int j = i + 1; j < NS; j++) slopes[ns++] = (y[j] - y[i]) / (x[j] - x[i]);
-        double slope = median(slopes, ns);
+        double slope = probe_median(slopes, ns);
         for (int i = 0; i < NS; i++) rest[i] = y[i] - slope * x[i];
-        printf("  | head %.1f, a call %.3f\n", median(rest, NS), slope);
+        printf("  | head %.1f, a call %.3f\n", probe_median(rest, NS), slope);
         fflush(stdout);
     }
     return 0;

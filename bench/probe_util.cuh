@@ -1,6 +1,7 @@
 /* probe_util.cuh — what the plain-CUDA programs in bench/ share besides the seeds' kernel
- * (seed_kernel.cuh): a checked CUDA call, floats compared for qsort, and the copy probes'
- * arrays and streams (probe_copies, probe_streams, probe_small).
+ * (seed_kernel.cuh): a checked CUDA call, floats and doubles compared for qsort, the host's
+ * clock in µs, the median of a sample, and the copy probes' arrays and streams (probe_copies,
+ * probe_streams, probe_small).
  * CK(call): on failure, file, line, the call and CUDA's message on stderr, then exit(1).
  * ref_overlap.cu answers an error line and goes on serving instead: it defines its own
  * CK before including this file, and this one then stands aside, with the copy helpers
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifndef CK
 #define PROBE_UTIL_EXITS /* CK exits: the helpers below may use it */
@@ -27,6 +29,24 @@
 static inline int cmp_float(const void *x, const void *y) {
     float p = *(const float *)x, q = *(const float *)y;
     return (p > q) - (p < q);
+}
+
+static inline int cmp_double(const void *x, const void *y) {
+    double p = *(const double *)x, q = *(const double *)y;
+    return (p > q) - (p < q);
+}
+
+/* The host's monotonic clock, µs. */
+static inline double probe_now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* The median of n > 0 values (sorted in place; of an even n, the mean of the middle two). */
+static inline double probe_median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 #ifdef PROBE_UTIL_EXITS

@@ -103,13 +103,8 @@ static void release_case(void) {
             return -1;                                                                  \
         }                                                                               \
     } while (0)
-#include "probe_util.cuh" /* cmp_float; this file's CK stays */
+#include "probe_util.cuh" /* cmp_float, probe_now_us; this file's CK stays */
 
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 static int run_case(const char *variant, size_t n, int nstreams, int reps, int warmup, float *med, float *mn,
                     float *mx, float *issue_us, char *msg, size_t msglen) {
@@ -166,7 +161,7 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
         float ms = 0;
         if (!keep_array || r == -warmup)
             memset(a, 0, bytes);
-        double t0 = now_us();
+        double t0 = probe_now_us();
         CK(cudaEventRecord(start_ev, 0));
         if (mode == 0) {
             CK(cudaMemcpy(d_a, a, bytes, cudaMemcpyHostToDevice));
@@ -213,7 +208,7 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
         }
         CK(cudaGetLastError());
         CK(cudaEventRecord(stop_ev, 0));
-        double t1 = now_us();
+        double t1 = probe_now_us();
         CK(cudaEventSynchronize(stop_ev));
         CK(cudaEventElapsedTime(&ms, start_ev, stop_ev));
         size_t bad = 0;
@@ -360,13 +355,13 @@ static void settle(double max_s) {
     const char *vs[2] = {"v1", "v2"};
     const int ss[2] = {128, 256};
     char msg[512];
-    double t0 = now_us(), wstart = t0;
+    double t0 = probe_now_us(), wstart = t0;
     int nw = 0, nr = 0, steady = 0;
     if (!(max_s > 0) || max_s > 1800) {
         printf("err settle wants 0 < MAX_S <= 1800\n");
         return;
     }
-    while (nw < MAX_WINDOWS && !steady && now_us() - t0 < max_s * 1e6) {
+    while (nw < MAX_WINDOWS && !steady && probe_now_us() - t0 < max_s * 1e6) {
         for (int k = 0; k < 2; k++) {
             float med = 0, mn = 0, mx = 0, issue = 0;
             int rc = run_case(vs[k], (size_t)1 << 22, ss[k], 10, 3, &med, &mn, &mx, &issue, msg, sizeof msg);
@@ -379,19 +374,19 @@ static void settle(double max_s) {
                 runs[k][nr] = med;
         }
         nr += nr < PER_WINDOW;
-        if (now_us() - wstart >= SETTLE_WINDOW_US) {
+        if (probe_now_us() - wstart >= SETTLE_WINDOW_US) {
             for (int k = 0; k < 2; k++) {
                 qsort(runs[k], (size_t)nr, sizeof runs[k][0], cmp_float);
                 win[nw][k] = runs[k][nr / 2];
             }
-            fprintf(stderr, "settle %.1f %.4f %.4f\n", (now_us() - t0) / 1e6, win[nw][0], win[nw][1]);
+            fprintf(stderr, "settle %.1f %.4f %.4f\n", (probe_now_us() - t0) / 1e6, win[nw][0], win[nw][1]);
             nw++;
             nr = 0;
-            wstart = now_us();
-            steady = now_us() - t0 >= SETTLE_MIN_US && settled(win, nw);
+            wstart = probe_now_us();
+            steady = probe_now_us() - t0 >= SETTLE_MIN_US && settled(win, nw);
         }
     }
-    printf("ok %.1f %d %.4f %.4f\n", (now_us() - t0) / 1e6, steady, nw ? win[0][0] : 0.0, nw ? win[nw - 1][0] : 0.0);
+    printf("ok %.1f %d %.4f %.4f\n", (probe_now_us() - t0) / 1e6, steady, nw ? win[0][0] : 0.0, nw ? win[nw - 1][0] : 0.0);
 }
 
 int main(int argc, char **argv) {
