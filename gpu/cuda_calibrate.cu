@@ -113,13 +113,18 @@ static int cmp_double_cal(const void *a, const void *b) {
 
 /* The seeds' depth-first step over n elements in `streams` chunks (H2D from h, the blog
  * kernel, D2H into back; chunk i into ps[i]) from an idle device: the host's time to
- * issue it, in *us. Where start is given, the step opens as the seeds' rep does, with
- * that event recorded into the legacy stream, inside the time. */
+ * issue it, in *us. Where start is given, the step opens as the seeds' rep does: h's n
+ * elements memset after the device is idle and just before the time starts (no CUDA call
+ * between, as the reference's rep: a sync there walks the context and warms for the step
+ * what the memset had pushed out of the host's caches), then that event recorded into the
+ * legacy stream, inside the time. */
 static int issue_seeds_step(float *h, float *back, float *d, uint64_t n, int streams, cudaStream_t *ps, double *us,
                             cudaEvent_t start, sl_error_t *err) {
     int rc = SL_OK;
     const uint64_t chunk = n / (uint64_t)streams;
     CUDA_CHECK(cudaDeviceSynchronize());
+    if (start)
+        memset(h, 0, n * sizeof(float));
     {
         double t0 = cuda_now_us();
         if (start)
@@ -538,7 +543,6 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                     for (int k = 0; k < 2; k++)
                         for (int r = 0; r < BLOCK_REPS; r++) {
                             uint64_t n = k ? LARGE_ELEMS : SMALL_ELEMS;
-                            memset(h_a, 0, n * sizeof(float));
                             if ((rc = issue_seeds_step(h_a, h_a, d_a, n, fit_streams[f], ps, &us, e0, err)))
                                 goto cleanup;
                             if (r >= BLOCK_SKIP)
@@ -563,11 +567,13 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
              * 2^25, the first H2D and kernel 15-25 each, the first D2H 2-5, with the host's
              * caches just flushed by the array's memset). It moves with the host's state:
              * 30-90 us from one pass of bench/probe_rep.cu to the next a minute later on one
-             * lent host. Here it has come out lower than every probe pass and every table
-             * (6.1-32.3 us in three calibrations on lent H100s and H200s, 2026-11-26, where the
-             * tables' fit gave 37-102; why is not found): bench_sim --measure writes its
-             * table's fit into the profile instead. Measured: a floor of 0.001 (0 reads as not
-             * measured). */
+             * lent host. While the array was memset before issue_seeds_step's sync, three
+             * calibrations fitted 6.1-32.3 us where every probe pass and table gave 31-102;
+             * memset after it, as the reference does, four fitted 39.8-66.5 on two lent H200s
+             * (2026-11-26, GPU-c6f60d55 and GPU-5bce4520, beside probe passes of 54-83 and a
+             * table's 57.3). bench_sim --measure still writes its table's fit into the profile
+             * (nine stream counts, rounds of 20 reps, where this has five of nine reps).
+             * Measured: a floor of 0.001 (0 reads as not measured). */
             double head = 0, per_call = 0;
             if (stats_fit_line(x, y, NFIT, &head, &per_call) == 0) {
                 c.issue_first_large_us = fmax(0.001, head);
