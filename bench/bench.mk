@@ -16,8 +16,9 @@ $(BENCH_GPU_BIN): bench/bench_gpu.c $(BENCH_C_SUPPORT) $(BENCH_C_SUPPORT:.c=.h) 
 
 # `make bench-sim`: the simulated machine against the machine it names. On a GPU host it
 # measures a profile of this machine (build/bench/profile.json; PROFILE_NAME names it)
-# with the reference table inside, and simulates it; anywhere, the shipped profiles
-# against the tables they carry, then each profile against the tables of other lent GPUs
+# with the reference table inside, and simulates it, then simulates the shipped profile of
+# its kind (profiles/h100.json or h200.json: the default sim) against that table.
+# Anywhere, the shipped profiles against the tables they carry, then each profile against the tables of other lent GPUs
 # of its kind (bench/data/NAME-GPU-…json against profiles/NAME.json: each measured by
 # bench_sim --measure, dated, with the GPU's UUID):
 # how far the same machine moves from one loan to the next.
@@ -32,7 +33,11 @@ bench-sim: $(BENCH_SIM_BIN)
 	@if ls /dev/nvidia[0-9]* >/dev/null 2>&1 || nvidia-smi -L >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory $(BENCH_REF_BIN) && \
 	  $(BENCH_SIM_BIN) --measure --ref $(BENCH_REF_BIN) --out $(BUILD)/bench/profile.json --name "$(PROFILE_NAME)" \
-	    --json $(BUILD)/bench/sim.jsonl; \
+	    --json $(BUILD)/bench/sim.jsonl || exit 1; \
+	  kind=$$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -o 'H[12]00' | tr H h); \
+	  if [ -n "$$kind" ] && [ -f profiles/$$kind.json ]; then \
+	    echo "bench-sim: the shipped profiles/$$kind.json against this machine's table:"; \
+	    $(BENCH_SIM_BIN) --against $(BUILD)/bench/profile.json profiles/$$kind.json; fi; \
 	else $(BENCH_SIM_BIN) --json $(BUILD)/bench/sim.jsonl $(wildcard profiles/*.json) && \
 	  for t in $(wildcard bench/data/*-GPU-*.json); do \
 	    p=$${t##*/}; $(BENCH_SIM_BIN) --against $$t profiles/$${p%%-GPU-*}.json || exit 1; done; fi

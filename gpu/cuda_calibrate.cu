@@ -571,9 +571,10 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
              * calibrations fitted 6.1-32.3 us where every probe pass and table gave 31-102;
              * memset after it, as the reference does, four fitted 39.8-66.5 on two lent H200s
              * (2026-11-26, GPU-c6f60d55 and GPU-5bce4520, beside probe passes of 54-83 and a
-             * table's 57.3). bench_sim --measure still writes its table's fit into the profile
-             * (nine stream counts, rounds of 20 reps, where this has five of nine reps).
-             * Measured: a floor of 0.001 (0 reads as not measured). */
+             * table's 57.3) and five 20.7-48.6 on two lent H100s (beside probe passes of 16-53;
+             * their tables fit 68.5 and 79.0). bench_sim --measure still writes its table's fit
+             * into the profile (nine stream counts, rounds of 20 reps, where this has five of
+             * nine reps). Measured: a floor of 0.001 (0 reads as not measured). */
             double head = 0, per_call = 0;
             if (stats_fit_line(x, y, NFIT, &head, &per_call) == 0) {
                 c.issue_first_large_us = fmax(0.001, head);
