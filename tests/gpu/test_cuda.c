@@ -361,22 +361,30 @@ static void test_cupti_agrees(void) {
     result_free(&rc_);
 }
 
-static void test_verify_catches(void) {
-    spec_t s;
+/* Runs s with its last chunk's D2H skipped from rep `from_rep` on (STREAMLAB_TEST_SKIP_D2H):
+ * the run must fail verification and report no times. */
+static void expect_lost_chunk_caught(const spec_t *s, const char *from_rep, const char *what) {
     result_t r;
     sl_error_t err;
     memset(&r, 0, sizeof r);
     memset(&err, 0, sizeof err);
-    spec_base(&s, VARIANT_ASYNC_V1, 100003, 4);
-    setenv("STREAMLAB_TEST_SKIP_D2H", "1", 1);
-    int rc = backend_run(&s, &machine, &r, &err);
+    setenv("STREAMLAB_TEST_SKIP_D2H", from_rep, 1);
+    int rc = backend_run(s, &machine, &r, &err);
     unsetenv("STREAMLAB_TEST_SKIP_D2H");
-    CHECK(rc == SL_E_VERIFY, "a run that loses its last chunk: expected verification_failed, got %s (%s)",
+    CHECK(rc == SL_E_VERIFY, "a run that loses its last chunk%s: expected verification_failed, got %s (%s)", what,
           sl_code_name((sl_code_t)rc), err.message);
     CHECK(r.rep_ms == NULL && r.reps == 0, "a failed run: expected no times reported");
     if (rc == SL_E_VERIFY)
-        printf("  lost chunk caught: %s\n", err.message);
+        printf("  lost chunk%s caught: %s\n", what, err.message);
     result_free(&r);
+}
+
+static void test_verify_catches(void) {
+    spec_t s;
+    result_t r;
+    sl_error_t err;
+    spec_base(&s, VARIANT_ASYNC_V1, 100003, 4);
+    expect_lost_chunk_caught(&s, "1", "");
 
     /* A run whose first reps are right is checked in full once, then by checksum; a later
      * rep that loses its last chunk differs from the checked output and is caught in full. */
@@ -384,7 +392,7 @@ static void test_verify_catches(void) {
     memset(&err, 0, sizeof err);
     spec_base(&s, VARIANT_ASYNC_V1, 100003, 4);
     s.reps = 6;
-    rc = backend_run(&s, &machine, &r, &err);
+    int rc = backend_run(&s, &machine, &r, &err);
     json_t *v = rc == SL_OK && r.extra ? json_object_get(r.extra, "verification") : NULL;
     long long all = json_integer_value(json_object_get(v, "reps_verified")),
               full = json_integer_value(json_object_get(v, "reps_in_full"));
@@ -393,17 +401,7 @@ static void test_verify_catches(void) {
           "besides) verified, got %lld of %lld (%s)",
           r.reps, full, all, err.message);
     result_free(&r);
-    memset(&r, 0, sizeof r);
-    memset(&err, 0, sizeof err);
-    setenv("STREAMLAB_TEST_SKIP_D2H", "4", 1);
-    rc = backend_run(&s, &machine, &r, &err);
-    unsetenv("STREAMLAB_TEST_SKIP_D2H");
-    CHECK(rc == SL_E_VERIFY, "a run that loses its last chunk from its 4th rep: expected verification_failed, got %s (%s)",
-          sl_code_name((sl_code_t)rc), err.message);
-    CHECK(r.rep_ms == NULL && r.reps == 0, "a failed run: expected no times reported");
-    if (rc == SL_E_VERIFY)
-        printf("  lost chunk at a later rep caught: %s\n", err.message);
-    result_free(&r);
+    expect_lost_chunk_caught(&s, "4", " from its 4th rep");
 }
 
 /* graph: the clean reps launch the captured plan; every rep still verifies, the
