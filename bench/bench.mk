@@ -18,9 +18,9 @@ $(BENCH_GPU_BIN): bench/bench_gpu.c $(BENCH_C_SUPPORT) $(BENCH_C_SUPPORT:.c=.h) 
 # measures a profile of this machine (build/bench/profile.json; PROFILE_NAME names it)
 # with the reference table inside, and simulates it, then simulates the shipped profile of
 # its kind (profiles/h100.json or h200.json: the default sim) against that table.
-# Anywhere, the shipped profiles against the tables they carry, then each profile against the tables of other lent GPUs
-# of its kind (bench/data/NAME-GPU-…json against profiles/NAME.json: each measured by
-# bench_sim --measure, dated, with the GPU's UUID):
+# Anywhere, the shipped profiles against the tables they carry, then each profile against
+# the tables of other lent GPUs of its kind (bench/data/NAME-GPU-…json against
+# profiles/NAME.json: each measured by bench_sim --measure, dated, with the GPU's UUID):
 # how far the same machine moves from one loan to the next.
 BENCH_SIM_BIN := $(BUILD)/bench/bench_sim
 PROFILE_NAME ?= $(shell hostname)

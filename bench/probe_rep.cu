@@ -15,7 +15,9 @@
  * tens of µs from one pass to the next on one host. On lent H200 GPU-c6f60d55 way 4 gave 55.6
  * and 66.0 beside way 0's 72.3 and 67.3; on GPU-5bce4520, three passes interleaved with
  * streamlab's calibration, way 0 82.4, 62.7, 82.5, way 5 64.2, 62.4, 53.6, the calibration
- * (its memset now after the sync) 66.5, 50.5, 45.7.
+ * (its memset now after the sync) 66.5, 50.5, 45.7; on lent H100 GPU-b7fdb19f way 0 53.3, 42.2,
+ * 16.2, way 4 38.6, 33.4, 24.7, way 5 34.3, 19.3, 37.9, the calibration 28.2, 48.6, 46.2, where
+ * the reference's table measured minutes later fits 68.5.
  * usage: probe_rep [REPS [WAYS]]   WAYS: the ways to run, in order, as digits 0-5 (default 012345) */
 #include <stdio.h>
 #include <stdlib.h>

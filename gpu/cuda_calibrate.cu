@@ -114,10 +114,9 @@ static int cmp_double_cal(const void *a, const void *b) {
 /* The seeds' depth-first step over n elements in `streams` chunks (H2D from h, the blog
  * kernel, D2H into back; chunk i into ps[i]) from an idle device: the host's time to
  * issue it, in *us. Where start is given, the step opens as the seeds' rep does: h's n
- * elements memset after the device is idle and just before the time starts (no CUDA call
- * between, as the reference's rep: a sync there walks the context and warms for the step
- * what the memset had pushed out of the host's caches), then that event recorded into the
- * legacy stream, inside the time. */
+ * elements memset after the device is idle and just before the time starts, no CUDA call
+ * between (the memset before the sync gave smaller heads than every table's: see the
+ * large-array block), then that event recorded into the legacy stream, inside the time. */
 static int issue_seeds_step(float *h, float *back, float *d, uint64_t n, int streams, cudaStream_t *ps, double *us,
                             cudaEvent_t start, sl_error_t *err) {
     int rc = SL_OK;
