@@ -116,15 +116,8 @@ static void tally_print(const char *what, const char *noun, tally_t *t) {
 
 /* The median ms of one point of a profile's reference table, 0 where it has none. */
 static double reference_ms(const json_t *profile, const char *variant, uint64_t size, int streams) {
-    size_t i;
-    const json_t *p;
-    json_array_foreach(json_object_get(json_object_get(profile, "reference"), "points"), i, p) {
-        const char *v = json_string_value(json_object_get(p, "variant"));
-        if (v && strcmp(v, variant) == 0 && (uint64_t)json_integer_value(json_object_get(p, "size")) == size &&
-            json_integer_value(json_object_get(p, "streams")) == streams)
-            return json_number_value(json_object_get(p, "median_ms"));
-    }
-    return 0;
+    const json_t *p = profile_reference_point(json_object_get(profile, "reference"), variant, (long long)size, streams);
+    return json_number_value(json_object_get(p, "median_ms"));
 }
 
 /* Simulate every point the profile's reference holds; print the table and the errors.

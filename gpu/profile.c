@@ -192,27 +192,30 @@ json_t *profile_to_json(const machine_info_t *m, const char *name, json_t *refer
     return p;
 }
 
-/* issue_us of the reference's point (variant, size, streams); 0 where it has none */
-static double reference_issue_us(const json_t *points, const char *variant, json_int_t size, json_int_t streams) {
+const json_t *profile_reference_point(const json_t *reference, const char *variant, long long size, int streams) {
     size_t i;
     const json_t *pt;
-    json_array_foreach(points, i, pt) {
+    json_array_foreach(json_object_get(reference, "points"), i, pt) {
         const char *v = json_string_value(json_object_get(pt, "variant"));
         if (v && !strcmp(v, variant) && json_integer_value(json_object_get(pt, "size")) == size &&
             json_integer_value(json_object_get(pt, "streams")) == streams)
-            return json_number_value(json_object_get(pt, "issue_us"));
+            return pt;
     }
-    return 0;
+    return NULL;
+}
+
+/* issue_us of the reference's point (variant, size, streams); 0 where it has none */
+static double reference_issue_us(const json_t *reference, const char *variant, json_int_t size, int streams) {
+    return json_number_value(json_object_get(profile_reference_point(reference, variant, size, streams), "issue_us"));
 }
 
 int profile_fit_large_host(const json_t *reference, double *first_us, double *call_us, int *points) {
     static const int streams[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
-    const json_t *pts = json_object_get(reference, "points");
     double x[sizeof streams / sizeof streams[0]], y[sizeof streams / sizeof streams[0]], head, slope;
     int n = 0;
     for (size_t k = 0; k < sizeof streams / sizeof streams[0]; k++) {
-        double small = reference_issue_us(pts, "async_v1", (json_int_t)1 << 22, streams[k]);
-        double large = reference_issue_us(pts, "async_v1", (json_int_t)1 << 25, streams[k]);
+        double small = reference_issue_us(reference, "async_v1", (json_int_t)1 << 22, streams[k]);
+        double large = reference_issue_us(reference, "async_v1", (json_int_t)1 << 25, streams[k]);
         if (small > 0 && large > 0) {
             x[n] = 3.0 * streams[k] - 3;
             y[n++] = large - small;
@@ -235,11 +238,10 @@ int profile_refit_large_host(json_t *profile) {
         profile_fit_large_host(json_object_get(profile, "reference"), &first, &call, &n))
         return -1;
     const json_t *was = json_object_get(json_object_get(meta, "issue_large_fit"), "calibration");
-    json_t *cal0 = json_object_get(json_object_get(json_array_get(gpus, 0), "calibration"), "issue_first_large_us");
-    json_t *cal1 = json_object_get(json_object_get(json_array_get(gpus, 0), "calibration"), "issue_call_large_us");
     /* a profile fitted before keeps what its calibration measured, not its own fit */
-    double measured_first = was ? json_number_value(json_object_get(was, "issue_first_large_us")) : json_number_value(cal0);
-    double measured_call = was ? json_number_value(json_object_get(was, "issue_call_large_us")) : json_number_value(cal1);
+    const json_t *measured = was ? was : json_object_get(json_array_get(gpus, 0), "calibration");
+    double measured_first = json_number_value(json_object_get(measured, "issue_first_large_us"));
+    double measured_call = json_number_value(json_object_get(measured, "issue_call_large_us"));
     json_t *fit = json_pack("{s:f, s:f, s:i, s:s, s:{s:f, s:f}}", "issue_first_large_us", first, "issue_call_large_us",
                             call, "points", n, "from",
                             "the reference's async_v1 issue_us at 2^25 less at 2^22, against 3 x streams - 3 calls "

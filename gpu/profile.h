@@ -47,6 +47,10 @@ int profile_embedded(int i, const struct json_t **meta, const machine_info_t **m
  * size, streams, median_ms, rounds_ms, issue_us}], ...}), and that profile's metadata in
  * *meta; NULL where the device stands for no embedded profile with a table. */
 const struct json_t *profile_reference_of(const device_info_t *d, const struct json_t **meta);
+/* The point (variant, size, streams) of a profile's reference table ({"points": [...]}), NULL
+ * where it has none. */
+const struct json_t *profile_reference_point(const struct json_t *reference, const char *variant, long long size,
+                                             int streams);
 /* The host's extra over the seeds' 2^25 array, as the plain program on the profile's machine
  * paid it: the reference table's async_v1 points, each one's issue time (issue_us) at 2^25
  * less at 2^22, against the calls past each kind's first (3 x streams - 3), fitted robustly

@@ -205,18 +205,9 @@ static const json_t *reference_point(const json_t *ref, const spec_t *spec) {
                  (spec->variant == VARIANT_SEQUENTIAL || spec->chunks == spec->streams);
     if (!seeds)
         return NULL;
-    const json_t *points = json_object_get(ref, "points"), *pt;
-    size_t i;
-    json_array_foreach(points, i, pt) {
-        const char *v = json_string_value(json_object_get(pt, "variant"));
-        if (v && strcmp(v, variant_names[spec->variant]) == 0 &&
-            json_integer_value(json_object_get(pt, "size")) == (json_int_t)spec->size &&
-            json_integer_value(json_object_get(pt, "streams")) ==
-                (json_int_t)(spec->variant == VARIANT_SEQUENTIAL ? 1 : spec->streams) &&
-            json_number_value(json_object_get(pt, "median_ms")) > 0)
-            return pt;
-    }
-    return NULL;
+    const json_t *pt = profile_reference_point(ref, variant_names[spec->variant], (long long)spec->size,
+                                               spec->variant == VARIANT_SEQUENTIAL ? 1 : spec->streams);
+    return json_number_value(json_object_get(pt, "median_ms")) > 0 ? pt : NULL;
 }
 
 /* extra.reference: what a plain CUDA program measured at this point on the GPU the
