@@ -233,11 +233,13 @@ typedef struct calibration {
                                       * their 2^22 (16 MiB; copy_submit_us, kernel_launch_us):
                                       * the seeds' step over 256 streams, the array memset
                                       * first as every rep does; 0: not measured */
-    double issue_first_large_us;     /* of it, what the rep's first H2D, kernel and D2H (the first
-                                      * call of each kind) cost together more over the 2^25 array
-                                      * than over 2^22, the array just memset; 0: not measured */
-    double issue_call_large_us;      /* and what every later call costs more (mean); 0: not
+    double issue_first_large_us;     /* of it, what the rep's start event and first H2D, kernel
+                                      * and D2H (the first call of each kind) cost together more
+                                      * over the 2^25 array than over 2^22, the array just memset:
+                                      * the head of a robust line over 1-256 streams; 0: not
                                       * measured */
+    double issue_call_large_us;      /* and what every later call costs more (that line's slope);
+                                      * 0: not measured */
     double zero_copy_gbps;           /* each direction while a kernel reads and writes pinned
                                       * host memory itself (mapped, no copies); 0: unknown */
     double copy_setup_us;            /* device time a copy costs beyond its bytes at the peak
