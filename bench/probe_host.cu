@@ -25,7 +25,6 @@
 #include <algorithm>
 #include <vector>
 #include "probe_seeds.cuh"
-static double now_us() { timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e6 + t.tv_nsec / 1e3; }
 static cudaStream_t st[256];
 static volatile float sink;
 /* the seeds' depth-first step over n elements in S chunks, chunk i into stream i */
@@ -62,9 +61,9 @@ int main(int argc, char **argv) {
                 CK(cudaDeviceSynchronize());
                 CK(cudaEventRecord(a, 0));
                 if (busy) spin<<<1, 1>>>(3000000); /* 3M SM cycles: about 1.7 ms on an H100 */
-                double t0 = now_us();
+                double t0 = probe_now_us();
                 issue_step(h, d, n, S);
-                double t1 = now_us();
+                double t1 = probe_now_us();
                 CK(cudaEventRecord(b, 0)); CK(cudaEventSynchronize(b));
                 float ms; CK(cudaEventElapsedTime(&ms, a, b));
                 if (r >= 0) { per.push_back((t1 - t0) / S); tot.push_back(ms); }
@@ -96,11 +95,11 @@ int main(int argc, char **argv) {
                         sink = (float)acc;
                     }
                     if (ms) memset(hh, 0, n * 4);
-                    double t0 = now_us();
+                    double t0 = probe_now_us();
                     CK(cudaEventRecord(a, 0));
                     issue_step(hh, d, n, S);
                     CK(cudaEventRecord(b, 0));
-                    double t1 = now_us();
+                    double t1 = probe_now_us();
                     CK(cudaEventSynchronize(b));
                     float ms_; CK(cudaEventElapsedTime(&ms_, a, b));
                     if (check) { /* as the reference checks its output */

@@ -17,7 +17,6 @@
 #include <vector>
 #include "probe_util.cuh"
 #include "seed_kernel.cuh"
-static double now_us() { timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e6 + t.tv_nsec / 1e3; }
 static cudaStream_t sb[256], snb[256];
 static volatile float sink; /* the read after a rep is not optimised away */
 int main(int argc, char **argv) {
@@ -37,7 +36,7 @@ int main(int argc, char **argv) {
         std::vector<double> a, b, tot;
         for (int r = -3; r < reps; r++) {
             memset(h, 0, n * 4);
-            double t0 = now_us();
+            double t0 = probe_now_us();
             if (events) CK(cudaEventRecord(e0, 0));
             for (int i = 0; i < S; i++) {
                 size_t o = i * c;
@@ -45,9 +44,9 @@ int main(int argc, char **argv) {
                 kernel<<<c / BLOCK, BLOCK, 0, st[i]>>>(d, (int)o);
                 CK(cudaMemcpyAsync(h + o, d + o, c * 4, cudaMemcpyDeviceToHost, st[i]));
             }
-            double t1 = now_us();
+            double t1 = probe_now_us();
             if (events) CK(cudaEventRecord(e1, 0));
-            double t2 = now_us();
+            double t2 = probe_now_us();
             CK(cudaDeviceSynchronize());
             float ms = 0;
             if (events) CK(cudaEventElapsedTime(&ms, e0, e1));

@@ -105,7 +105,6 @@ static void release_case(void) {
     } while (0)
 #include "probe_util.cuh" /* cmp_float, probe_now_us; this file's CK stays */
 
-
 static int run_case(const char *variant, size_t n, int nstreams, int reps, int warmup, float *med, float *mn,
                     float *mx, float *issue_us, char *msg, size_t msglen) {
     int mode = strcmp(variant, "seq") == 0 ? 0
