@@ -94,7 +94,6 @@ def test_metrics_say_what_cuda_objects_the_process_holds(server):
             assert value(after, "streamlab_cuda_objects", kind=k) == 0, f"{k}: the simulator holds no CUDA objects"
 
 
-
 def test_metrics_say_what_the_result_cache_holds(server):
     """Issue 19: a long-lived server's resident memory grows by the JSON it keeps to answer
     reads of finished experiments; /metrics says how much, so a soak can tell that bounded
@@ -134,6 +133,7 @@ def test_metrics_say_what_the_allocator_holds(server):
     states = sorted(re.search(r'state="([^"]+)"', l).group(1) for (n, l) in before if n == "streamlab_heap_bytes")
     assert states == ["free", "in_use"], states
     assert all(v >= 0 for (n, _), v in before.items() if n == "streamlab_heap_bytes")
+
 
 def check_trace(trace, streams_expected):
     events = trace["traceEvents"]
