@@ -17,7 +17,9 @@
  * `spread` column is the reference's own rounds, slowest less fastest, over their median.
  * The last columns are the sim's host-pace band (result.extra.host_pace: the run with the
  * host's calls 0.9-2 times as dear) and how far the measured point is from it (0 inside);
- * --json writes them too (pace_min_ms, pace_max_ms, pace_off).
+ * --json writes them too (pace_min_ms, pace_max_ms, pace_off), and the host's issue time of
+ * the sim (its result's issue_us_clean) and of the table (issue_us) at that point:
+ * sim_issue_us and ref_issue_us, where a host-bound miss shows whose host was quicker.
  *
  * The profile --measure writes takes its host's extra over the large array (the
  * calibration's issue_first_large_us and issue_call_large_us) from the reference table it
@@ -147,7 +149,7 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
                json_string_value(json_object_get(json_object_get(against, "profile"), "gpu_uuid")));
     printf("%-6s %-11s %7s %10s %10s %8s %8s%s  %s\n", "size", "variant", "streams", "sim_ms", "ref_ms", "error",
            "spread", against ? "    drift" : "", "host pace 0.9-2x: sim_ms, off");
-    tally_t all = {0}, by[2][3], drift = {0}, spread = {0}, paced = {0};
+    tally_t all = {0}, by[2][3], drift = {0}, spread = {0}, paced = {0}, issue = {0};
     int within_drift = 0;
     memset(by, 0, sizeof by);
     size_t i;
@@ -175,6 +177,8 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
             continue;
         }
         double sim_ms = r.total_ms.median, e = (sim_ms - ref_ms) / ref_ms;
+        double sim_issue_us = json_number_value(json_object_get(json_object_get(r.extra, "timing"), "issue_us_clean")),
+               ref_issue_us = json_number_value(json_object_get(p, "issue_us"));
         /* the sim's host-pace band (result.extra.host_pace): how far the measured point is
          * from the nearest total the sim gives with the host's calls 0.9-2 times as dear */
         const json_t *pace = json_object_get(r.extra, "host_pace");
@@ -211,13 +215,16 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
         printf("\n");
         tally_add(&all, fabs(e));
         tally_add(&paced, pe);
+        if (streams >= 16 && sim_issue_us > 0 && ref_issue_us > 0)
+            tally_add(&issue, sim_issue_us / ref_issue_us);
         int vi = v == VARIANT_SEQUENTIAL ? 0 : v == VARIANT_ASYNC_V1 ? 1 : 2;
         tally_add(&by[lg == 22 ? 0 : 1][vi], fabs(e));
         if (jf)
             fprintf(jf, "{\"profile\": \"%s\", \"variant\": \"%s\", \"size\": %llu, \"streams\": %d, \"sim_ms\": %.6f, "
                         "\"ref_ms\": %.6f, \"error\": %.6f, \"pace_min_ms\": %.6f, \"pace_max_ms\": %.6f, "
-                        "\"pace_off\": %.6f}\n",
-                    label, vname, (unsigned long long)size, streams, sim_ms, ref_ms, e, lo_ms, hi_ms, pe);
+                        "\"pace_off\": %.6f, \"sim_issue_us\": %.1f, \"ref_issue_us\": %.1f}\n",
+                    label, vname, (unsigned long long)size, streams, sim_ms, ref_ms, e, lo_ms, hi_ms, pe, sim_issue_us,
+                    ref_issue_us);
     }
     printf("errors (|sim - ref| / ref):\n");
     const char *vn[3] = {"sequential", "async_v1", "async_v2"};
@@ -230,6 +237,9 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
     tally_print("all", "error", &all);
     tally_print("host pace 0.9-2x", "off", &paced);
     tally_print("the reference's rounds", "spread", &spread);
+    if (issue.n) /* where the host can set the pace: whose host was the quicker */
+        printf("  host issue, sim / table %3d points  median %.2f at 16-256 streams (under 1: the sim's host quicker)\n",
+               issue.n, median_of(issue.err, issue.n));
     if (drift.n) {
         tally_print("the reference, again", "drift", &drift);
         printf("  the sim within the machine's own drift + %.0f%% at %d of %d points\n", 100 * TARGET_MEDIAN,
