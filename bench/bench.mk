@@ -97,18 +97,20 @@ bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN) $(BENCH
 # What issuing a chunk of the seeds' step costs the host, by size, streams, what the host did
 # before the rep and whether the device's queue was full (plain CUDA, bench/probe_host.cu).
 # Then the step in blocks of one size, 2^25 against 2^22, in sixteen set-ups (bench/probe_issue.cu),
-# and each call of the seeds' reps timed, each kind's first apart (bench/probe_calls.cu), and a
-# 2^25 rep's extra over 2^22 fitted as the calibration fits it, four ways (bench/probe_rep.cu).
+# and each call of the seeds' reps timed, each kind's first apart (bench/probe_calls.cu), a
+# 2^25 rep's extra over 2^22 fitted as the calibration fits it, four ways (bench/probe_rep.cu),
+# and depth-first against breadth-first issue, rep by rep (bench/probe_order.cu).
 BENCH_HOST_BIN := $(BUILD)/bench/probe_host
 BENCH_ISSUE_BIN := $(BUILD)/bench/probe_issue
 BENCH_CALLS_BIN := $(BUILD)/bench/probe_calls
 BENCH_REP_BIN := $(BUILD)/bench/probe_rep
+BENCH_ORDER_BIN := $(BUILD)/bench/probe_order
 
 .PHONY: bench-host
-bench-host: $(BENCH_HOST_BIN) $(BENCH_ISSUE_BIN) $(BENCH_CALLS_BIN) $(BENCH_REP_BIN)
+bench-host: $(BENCH_HOST_BIN) $(BENCH_ISSUE_BIN) $(BENCH_CALLS_BIN) $(BENCH_REP_BIN) $(BENCH_ORDER_BIN)
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
 	  echo "bench-host: skipped (no GPU)"; else $(BENCH_HOST_BIN) 9 && $(BENCH_ISSUE_BIN) 15 && $(BENCH_CALLS_BIN) 20 && \
-	  $(BENCH_REP_BIN) 21; fi
+	  $(BENCH_REP_BIN) 21 && $(BENCH_ORDER_BIN) 15; fi
 
 .PHONY: bench-split
 bench-split: $(BENCH_SPLIT_BIN)

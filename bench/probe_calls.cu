@@ -4,12 +4,15 @@
  * A timestamp after every call. Per point (async_v1 and v2, 2^22 and 2^25, 1-256 streams;
  * REPS reps after 3 warm-ups, one point's reps together as a pipeline runs them), medians over
  * the reps, µs: the rep's issue; the start event's call; each kind's first call (the first
- * H2D, kernel and D2H of the rep); and the mean of the other op calls. The 2^25 rows against
- * the 2^22 ones give what a large array costs the host call by call (gpu/cuda_calibrate.cu
- * measures the same split: issue_first_large_us, issue_call_large_us).
+ * H2D, kernel and D2H of the rep); the mean of the other op calls; and the stop event's call
+ * (on the legacy stream, behind every stream with work left). The 2^25 rows against the 2^22
+ * ones give what a large array costs the host call by call (gpu/cuda_calibrate.cu measures
+ * the same split: issue_first_large_us, issue_call_large_us).
  * On a lent H100 (GPU-5f114823, 2026-11-26), async_v1 x128: start event 6.0-6.7 / 17.4-24.2,
  * first H2D 5.3-5.8 / 14.3-20.4, first kernel 7.7-8.8 / 19.9-26.8, first D2H 3.1-3.3 /
- * 5.6-5.9, later calls 0.36-0.47 more at 2^25.
+ * 5.6-5.9, later calls 0.36-0.47 more at 2^25. The stop event's call on a lent H200
+ * (GPU-d49c1d00, 2026-11-26 21:29 UTC, pinned): 1.5-5.7 us over every point, 3.9-5.3 at 256
+ * streams, v1 or v2: not what makes the reference's breadth-first issue longer.
  * usage: probe_calls [REPS] */
 #include <math.h>
 #include <stdio.h>
@@ -35,10 +38,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < MAXS; i++) CK(cudaStreamCreate(&st[i]));
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    static double ts[3 * MAXS + 3], issue[MAXREPS], ev[MAXREPS], first[3][MAXREPS], later[MAXREPS];
+    static double ts[3 * MAXS + 3], issue[MAXREPS], ev[MAXREPS], stop[MAXREPS], first[3][MAXREPS], later[MAXREPS];
     float gms[MAXREPS];
     int SS[] = {1, 8, 32, 128, 256};
-    printf("point              gpu ms  issue us  start ev  1st H2D  1st kern  1st D2H  later (mean)\n");
+    printf("point              gpu ms  issue us  start ev  1st H2D  1st kern  1st D2H  later (mean)  stop ev\n");
     for (int v2 = 0; v2 < 2; v2++)
         for (int si = 0; si < 5; si++)
             for (int lg = 22; lg <= 25; lg += 3) {
@@ -81,6 +84,7 @@ int main(int argc, char **argv) {
                     gms[r] = ms;
                     issue[r] = ts[k - 1] - ts[0];
                     ev[r] = ts[1] - ts[0];
+                    stop[r] = ts[k - 1] - ts[k - 2];
                     bool seen[3] = {false, false, false};
                     double rest = 0;
                     int nrest = 0;
@@ -93,9 +97,9 @@ int main(int argc, char **argv) {
                 }
                 double g[MAXREPS];
                 for (int r = 0; r < reps; r++) g[r] = gms[r];
-                printf("%s 2^%d x%-3d  %7.3f  %8.1f  %8.1f  %7.1f  %8.1f  %7.1f  %6.2f\n", v2 ? "async_v2" : "async_v1", lg,
-                       ns, median(g, reps), median(issue, reps), median(ev, reps), median(first[0], reps),
-                       median(first[1], reps), median(first[2], reps), median(later, reps));
+                printf("%s 2^%d x%-3d  %7.3f  %8.1f  %8.1f  %7.1f  %8.1f  %7.1f  %6.2f  %7.1f\n", v2 ? "async_v2" : "async_v1",
+                       lg, ns, median(g, reps), median(issue, reps), median(ev, reps), median(first[0], reps),
+                       median(first[1], reps), median(first[2], reps), median(later, reps), median(stop, reps));
             }
     return 0;
 }

@@ -500,10 +500,10 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
          * chunk's cost comes from the pattern the model is asked about where the host sets
          * the pace: the seeds' 2^22 over PSTREAMS blocking streams, 64 KiB copies and the
          * blog kernel, depth-first; split between copies and launches in the batches'
-         * ratio. (Issued breadth-first the same chunks cost no more, 2026-11-26,
-         * GPU-51996e14: the reference's breadth-first issue, 1.4 us a chunk longer, holds
-         * its closing event on the legacy stream, which waits for every stream with work
-         * left.) */
+         * ratio. (Issued breadth-first the same chunks cost no more at 2^22: GPU-51996e14,
+         * and rep by rep on lent H100s 0.92-1.02 times, bench/probe_order.cu. The tables'
+         * breadth-first issue runs 1.2-1.4 us a chunk longer; its closing event on the legacy
+         * stream is not why, 4-5 us at 256 streams, bench/probe_calls.cu.) */
         double chunk_us[BATCHES], us = 0;
         for (; made < PSTREAMS; made++)
             CUDA_CHECK(sl_stream_create(&ps[made], cudaStreamDefault));
