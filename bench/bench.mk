@@ -42,6 +42,13 @@ bench-sim: $(BENCH_SIM_BIN)
 	  for t in $(wildcard bench/data/*-GPU-*.json); do \
 	    p=$${t##*/}; $(BENCH_SIM_BIN) --against $$t profiles/$${p%%-GPU-*}.json || exit 1; done; fi
 
+# `make bench-profiles` (no GPU needed): which measured profile of each kind best stands in
+# for the other lent GPUs of that kind, each simulated against the tables of the others in
+# bench/data (bench/profile_xval.py); how the shipped profiles are chosen.
+.PHONY: bench-profiles
+bench-profiles: $(BENCH_SIM_BIN)
+	@python3 bench/profile_xval.py --bench-sim $(BENCH_SIM_BIN) h100 h200 h200x2
+
 # Built like the service's kernels (same nvcc flags), but shares no code with it.
 $(BENCH_REF_BIN): bench/ref_overlap.cu bench/seed_kernel.cuh bench/probe_util.cuh
 	@mkdir -p $(dir $@)

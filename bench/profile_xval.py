@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""profile_xval.py — `make bench-profiles`: which measured profile best stands in for the
+lent GPUs of its kind. Every profile of a kind (the shipped profiles/KIND.json and each
+bench/data/KIND-GPU-….json, all of them streamlab's calibration of a lent GPU with the
+plain program's seed table beside it) is simulated against the table of every other GPU of
+that kind (tables of its own GPU left out: a loan is one host), as `bench_sim --against`
+does. Profiles measured before the large-array fit are refitted first (`bench_sim
+--refit`, on copies), so that all compete under today's model.
+
+Per profile: the tables it was scored on, the points over 10% of all of them, the median
+of the tables' median errors and of their largest, and the tables within issue 18's target
+(median <= 3%, largest <= 10%). The shipped profile is kept unless another is better on
+all four at once (fewer points over 10%, a lower median and largest, as many tables met or
+more); such a profile is marked "better on all four".
+
+usage: bench/profile_xval.py [--bench-sim PATH] KIND...   (KIND: h100, h200, h200x2)
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def gpu_of(path):
+    with open(path) as f:
+        return json.load(f)["profile"]["gpu_uuid"]
+
+
+def score(bench_sim, profile, tables, scratch):
+    """The profile against each table of another GPU: (tables, over 10%, points, medians, largest, met)."""
+    mine = gpu_of(profile)
+    out = os.path.join(scratch, "points.jsonl")
+    medians, largest, over, points, met = [], [], 0, 0, 0
+    for t in tables:
+        if gpu_of(t) == mine:
+            continue
+        subprocess.run([bench_sim, "--json", out, "--against", t, profile], check=True, capture_output=True)
+        with open(out) as f:
+            errs = [abs(r["error"]) * 100 for r in map(json.loads, f) if "error" in r]
+        if not errs:
+            continue
+        medians.append(statistics.median(errs))
+        largest.append(max(errs))
+        over += sum(e > 10 for e in errs)
+        points += len(errs)
+        met += medians[-1] <= 3 and largest[-1] <= 10
+    return len(medians), over, points, medians, largest, met
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bench-sim", default="build/bench/bench_sim")
+    ap.add_argument("kinds", nargs="+")
+    a = ap.parse_args()
+    scratch = tempfile.mkdtemp(prefix="profile-xval-")
+    try:
+        for kind in a.kinds:
+            shipped = f"profiles/{kind}.json"
+            tables = sorted(glob.glob(f"bench/data/{kind}-GPU-*.json"))
+            if not os.path.exists(shipped) or not tables:
+                print(f"{kind}: no shipped profile or no tables of other loans")
+                continue
+            rows = []
+            for p in [shipped] + tables:
+                copy = os.path.join(scratch, os.path.basename(p))
+                shutil.copyfile(p, copy)
+                subprocess.run([a.bench_sim, "--refit", copy], check=True, capture_output=True)
+                n, over, points, med, lg, met = score(a.bench_sim, copy, tables, scratch)
+                if n:
+                    rows.append((p, n, over, points, statistics.median(med), statistics.median(lg), met))
+            base = rows[0]
+            print(f"{kind}: each profile against the tables of the other lent {kind.upper()} GPUs "
+                  f"(bench/data), |sim - measured| / measured")
+            print(f"  {'profile':48s} {'tables':>6s} {'over 10%':>14s} {'median':>7s} {'largest':>8s} {'met':>4s}")
+            for p, n, over, points, med, lg, met in sorted(rows, key=lambda r: (r[2] / r[3], r[4])):
+                better = (p != base[0] and over / points < base[2] / base[3] and med < base[4] and lg < base[5]
+                          and met >= base[6])
+                print(f"  {p:48s} {n:6d} {over:5d} ({100 * over / points:4.1f}%) {med:6.2f}% {lg:7.1f}% {met:4d}"
+                      f"{'  better on all four than the shipped' if better else ''}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
