@@ -64,18 +64,19 @@ def proc_counts(pid):
     return out
 
 
-def cuda_counts(lab):
-    """What the server says it holds (/metrics): of CUDA (streamlab_cuda_objects), {kind: n}, and
-    under "cache_mib" the finished experiments' JSON it keeps to answer reads (streamlab_cache_bytes,
-    bounded), the part of its RSS that grows with the experiments it has answered for, and under
-    "heap_in_use_mib" / "heap_free_mib" what the C allocator holds (streamlab_heap_bytes)."""
-    out = {}
+def server_counts(lab):
+    """What the server says it holds (/metrics): under "cuda" its CUDA objects
+    (streamlab_cuda_objects), {kind: n}; under "cache_mib" the finished experiments' JSON it keeps
+    to answer reads (streamlab_cache_bytes, bounded), the part of its RSS that grows with the
+    experiments it has answered for; under "heap_in_use_mib" / "heap_free_mib" what the C
+    allocator holds (streamlab_heap_bytes)."""
+    out = {"cuda": {}}
     try:
         req = urllib.request.urlopen(lab.base + "/metrics", timeout=30)
         for line in req.read().decode().splitlines():
             if line.startswith("streamlab_cuda_objects{"):
                 kind = line.split('kind="')[1].split('"')[0]
-                out[kind] = int(float(line.rsplit(" ", 1)[1]))
+                out["cuda"][kind] = int(float(line.rsplit(" ", 1)[1]))
             elif line.startswith("streamlab_cache_bytes "):
                 out["cache_mib"] = round(float(line.split()[1]) / (1 << 20), 1)
             elif line.startswith("streamlab_heap_bytes{"):
@@ -149,7 +150,7 @@ def main():
         two = {p: 0 for p in points}  # streamlab's runs whose reps fell in two groups (result.rep_modes)
         rf = {p: [] for p in points}
         rf2 = {p: [] for p in points} if len(refs) > 1 else None  # --self-check: the second reference's runs
-        counts = [("start", dict(proc_counts(srv.pid), cuda=cuda_counts(lab)))]
+        counts = [("start", dict(proc_counts(srv.pid), **server_counts(lab)))]
         def run_sl(p, r):
             v, lg, s = p
             e = lab.call("POST", "/api/experiments", {"variant": v, "size": 1 << lg, "streams": s, "reps": a.reps,
@@ -171,7 +172,7 @@ def main():
             for p in points:
                 for turn in order:
                     turn(p, r)
-            counts.append((f"after round {r + 1}", dict(proc_counts(srv.pid), cuda=cuda_counts(lab))))
+            counts.append((f"after round {r + 1}", dict(proc_counts(srv.pid), **server_counts(lab))))
         if a.table:
             return print_table(points, sl, rf, rf2, a.out, gpu, counts, two, settle_json(a.settle, settled))
         print(f"\n{'point':<22} {'sl 1-5':>8} {'sl last5':>9} {'last/first':>10} {'slope ms/run':>12} "
@@ -219,9 +220,9 @@ def print_counts(counts):
         cu = c.get("cuda", {})
         objs = "/".join(str(cu.get(k, "-")) for k in ("stream", "event", "graph", "graph_exec", "host_alloc",
                                                       "device_alloc"))
-        cache = cu.get("cache_mib")
+        cache = c.get("cache_mib")
         rest = round(c["VmRSS"] - cache, 1) if cache is not None and "VmRSS" in c else "-"
-        heap = f"{cu.get('heap_in_use_mib', '-')}/{cu.get('heap_free_mib', '-')}"
+        heap = f"{c.get('heap_in_use_mib', '-')}/{c.get('heap_free_mib', '-')}"
         print(f"{when:<16} {c.get('threads', '-'):>7} {c.get('fds', '-'):>5} {c.get('VmRSS', '-'):>8} "
               f"{'-' if cache is None else cache:>6} {rest:>9} {heap:>14} {c.get('VmLck', '-'):>7} "
               f"{c.get('VmPin', '-'):>7} {str(c.get('gpu_mib', '-')):>8} {objs:>54}")
