@@ -500,10 +500,11 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
          * chunk's cost comes from the pattern the model is asked about where the host sets
          * the pace: the seeds' 2^22 over PSTREAMS blocking streams, 64 KiB copies and the
          * blog kernel, depth-first; split between copies and launches in the batches'
-         * ratio. (Issued breadth-first the same chunks cost no more at 2^22: GPU-51996e14,
-         * and rep by rep on lent H100s 0.92-1.02 times, bench/probe_order.cu. The tables'
-         * breadth-first issue runs 1.2-1.4 us a chunk longer; its closing event on the legacy
-         * stream is not why, 4-5 us at 256 streams, bench/probe_calls.cu.) */
+         * ratio. (Breadth-first, alternated rep by rep with depth-first, the same chunks
+         * cost no more at 2^22; in blocks of breadth-first reps, as the tables and a
+         * pipeline run them, 1.05-1.30x: bench/probe_order.cu. Not measured here, so the sim
+         * prices both orders alike; docs/METHOD.md says what that leaves. The closing event
+         * on the legacy stream is not the extra: 4-5 us at 256 streams, probe_calls.) */
         double chunk_us[BATCHES], us = 0;
         for (; made < PSTREAMS; made++)
             CUDA_CHECK(sl_stream_create(&ps[made], cudaStreamDefault));
