@@ -106,7 +106,7 @@ bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN) $(BENCH
 # Then the step in blocks of one size, 2^25 against 2^22, in sixteen set-ups (bench/probe_issue.cu),
 # and each call of the seeds' reps timed, each kind's first apart (bench/probe_calls.cu), a
 # 2^25 rep's extra over 2^22 fitted as the calibration fits it, four ways (bench/probe_rep.cu),
-# and depth-first against breadth-first issue, rep by rep (bench/probe_order.cu).
+# and depth-first against breadth-first issue, rep by rep and in blocks (bench/probe_order.cu).
 BENCH_HOST_BIN := $(BUILD)/bench/probe_host
 BENCH_ISSUE_BIN := $(BUILD)/bench/probe_issue
 BENCH_CALLS_BIN := $(BUILD)/bench/probe_calls

@@ -502,9 +502,10 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
          * blog kernel, depth-first; split between copies and launches in the batches'
          * ratio. (Breadth-first, alternated rep by rep with depth-first, the same chunks
          * cost no more at 2^22; in blocks of breadth-first reps, as the tables and a
-         * pipeline run them, 1.05-1.30x: bench/probe_order.cu. Not measured here, so the sim
-         * prices both orders alike; docs/METHOD.md says what that leaves. The closing event
-         * on the legacy stream is not the extra: 4-5 us at 256 streams, probe_calls.) */
+         * pipeline run them, 1.10-1.30x at 256 streams: bench/probe_order.cu. Not
+         * measured here, so the sim prices both orders alike; docs/METHOD.md says what
+         * that leaves. The closing event on the legacy stream is not the extra: 4-5 us at
+         * 256 streams, probe_calls.) */
         double chunk_us[BATCHES], us = 0;
         for (; made < PSTREAMS; made++)
             CUDA_CHECK(sl_stream_create(&ps[made], cudaStreamDefault));
