@@ -32,12 +32,13 @@ def gpu_of(path):
 
 
 def score(bench_sim, profile, tables, scratch):
-    """The profile against each table of another GPU: (tables, over 10%, points, medians, largest, met)."""
+    """The profile against each table of another GPU (tables: {path: its GPU's UUID}):
+    (tables, over 10%, points, medians, largest, met)."""
     mine = gpu_of(profile)
     out = os.path.join(scratch, "points.jsonl")
     medians, largest, over, points, met = [], [], 0, 0, 0
-    for t in tables:
-        if gpu_of(t) == mine:
+    for t, gpu in tables.items():
+        if gpu == mine:
             continue
         subprocess.run([bench_sim, "--json", out, "--against", t, profile], check=True, capture_output=True)
         with open(out) as f:
@@ -61,12 +62,12 @@ def main():
     try:
         for kind in a.kinds:
             shipped = f"profiles/{kind}.json"
-            tables = sorted(glob.glob(f"bench/data/{kind}-GPU-*.json"))
+            tables = {t: gpu_of(t) for t in sorted(glob.glob(f"bench/data/{kind}-GPU-*.json"))}
             if not os.path.exists(shipped) or not tables:
                 print(f"{kind}: no shipped profile or no tables of other loans")
                 continue
             rows = []
-            for p in [shipped] + tables:
+            for p in [shipped, *tables]:
                 copy = os.path.join(scratch, os.path.basename(p))
                 shutil.copyfile(p, copy)
                 subprocess.run([a.bench_sim, "--refit", copy], check=True, capture_output=True)
