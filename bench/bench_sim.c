@@ -240,6 +240,12 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
     if (issue.n) /* where the host can set the pace: whose host was the quicker */
         printf("  host issue, sim / table %3d points  median %.2f at 16-256 streams (under 1: the sim's host quicker)\n",
                issue.n, median_of(issue.err, issue.n));
+    double reorder_us = 0;
+    int reorder_n = 0;
+    if (profile_fit_reorder(json_object_get(against ? against : profile, "reference"), &reorder_us, &reorder_n) == 0)
+        printf("  breadth-first call, µs   table %.3f (async_v2 less async_v1 at 2^22 x16-256, per reordered call, "
+               "median of %d), the sim's %.3f (the profile's)\n",
+               reorder_us, reorder_n, m.devices[0].calib.issue_reorder_us);
     if (drift.n) {
         tally_print("the reference, again", "drift", &drift);
         printf("  the sim within the machine's own drift + %.0f%% at %d of %d points\n", 100 * TARGET_MEDIAN,
@@ -262,8 +268,9 @@ static json_t *load(const char *path) {
     return j;
 }
 
-/* The profile's large-array host extra from its reference table (profile_refit_large_host),
- * said beside what the calibration measured; 0, or -1 where the table has too few points. */
+/* The profile's large-array host extra and breadth-first call from its reference table
+ * (profile_refit_large_host, profile_refit_reorder), the first said beside what the
+ * calibration measured; 0, or -1 where the table has too few points. */
 static int refit(json_t *p, const char *what) {
     if (profile_refit_large_host(p)) {
         fprintf(stderr, "bench_sim: %s: its reference table has too few async_v1 issue times to fit\n", what);
@@ -278,6 +285,15 @@ static int refit(json_t *p, const char *what) {
            json_number_value(json_object_get(fit, "issue_call_large_us")),
            json_number_value(json_object_get(cal, "issue_first_large_us")),
            json_number_value(json_object_get(cal, "issue_call_large_us")));
+    if (profile_refit_reorder(p)) {
+        fprintf(stderr, "bench_sim: %s: its reference table has too few 2^22 issue times to fit a breadth-first "
+                        "call\n", what);
+        return -1;
+    }
+    const json_t *bf = json_object_get(json_object_get(p, "profile"), "issue_reorder_fit");
+    printf("bench-sim: %s: a breadth-first call, from the reference's issue times (%d points): %.3f us more\n", what,
+           (int)json_integer_value(json_object_get(bf, "points")),
+           json_number_value(json_object_get(bf, "issue_reorder_us")));
     return 0;
 }
 

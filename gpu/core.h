@@ -240,6 +240,13 @@ typedef struct calibration {
                                       * measured */
     double issue_call_large_us;      /* and what every later call costs more (that line's slope);
                                       * 0: not measured */
+    double issue_reorder_us;         /* what a copy or kernel call costs the host more where its
+                                      * stream's op before it in the rep was not the call just
+                                      * before (breadth-first issue, async_v2's order). Not
+                                      * measured by the calibration (a few seconds of blocks of
+                                      * reps saw 0.001-0.48 on one host as its pace swung by
+                                      * 30%): a profile fits it to its reference table
+                                      * (profile_refit_reorder). 0: none */
     double zero_copy_gbps;           /* each direction while a kernel reads and writes pinned
                                       * host memory itself (mapped, no copies); 0: unknown */
     double copy_setup_us;            /* device time a copy costs beyond its bytes at the peak
@@ -250,6 +257,11 @@ typedef struct calibration {
                                       * than copy_setup_us over the derate: 0.5 MiB copies
                                       * both ways cost 3.3-3.9 us each on the lent H100, 2.4
                                       * alone. 0: not measured */
+    double copy_setup_h2d_us;        /* copy_setup_us of each direction alone (the median of its
+                                      * own reps; copy_setup_us is the median of both): CUPTI
+                                      * put a 64 KiB D2H at 2.8 us and an H2D at 3.8 in the
+                                      * lent H100's pipelines. 0: not measured (copy_setup_us) */
+    double copy_setup_d2h_us;
     double copy_switch_us;           /* a copy of CAL_SWITCH_PIECE_BYTES costs this much more
                                       * where the copy before it on its engine came from another
                                       * stream, as in every multi-stream pipeline (median, both

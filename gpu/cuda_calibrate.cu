@@ -282,7 +282,7 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
     {
         enum { SETUP_COPIES = 32 };
         size_t total = 16u << 20;
-        double extra[2 * CAL_REPS];
+        double extra[2 * CAL_REPS], each_dir[2][CAL_REPS];
         int nextra = 0;
         for (int r = -1; r < CAL_REPS; r++)
             for (int dir = 0; dir < 2; dir++) {
@@ -294,10 +294,19 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                     (rc = time_batch(dst, src, total, SETUP_COPIES, kind, s0, e0, e1, &many, err)))
                     goto cleanup;
                 if (r >= 0)
-                    extra[nextra++] = (many - one) / (SETUP_COPIES - 1);
+                    extra[nextra++] = each_dir[dir][r] = (many - one) / (SETUP_COPIES - 1);
             }
         qsort(extra, (size_t)nextra, sizeof extra[0], cmp_double_cal);
         c.copy_setup_us = extra[nextra / 2] > 0 ? extra[nextra / 2] : 0;
+        /* and each direction's own: the sim's copies pay their direction's (CUPTI, lent H100
+         * GPU-b6a67520, 2026-11-26: 64 KiB copies in 2^22 async_v2 x256 took 3.84 us H2D and
+         * 2.82 D2H, where one pooled set-up gives both about 4.3). Eleven calibrations of two
+         * lent H100s and an H200 (2026-11-26): H2D 2.47-2.86 us, D2H 1.68-2.16. */
+        for (int dir = 0; dir < 2; dir++) {
+            qsort(each_dir[dir], CAL_REPS, sizeof each_dir[dir][0], cmp_double_cal);
+            double v = each_dir[dir][CAL_REPS / 2];
+            *(dir == 0 ? &c.copy_setup_h2d_us : &c.copy_setup_d2h_us) = v > 0 ? v : 0.001;
+        }
         /* and with the other direction copying too, each direction in its own stream: on
          * the lent H100 (2026-11-24) 3.3-3.9 us a copy against 2.4 alone, more than the
          * derate accounts for; the model adds the difference to copies that start while
@@ -502,10 +511,13 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
          * blog kernel, depth-first; split between copies and launches in the batches'
          * ratio. (Breadth-first, alternated rep by rep with depth-first, the same chunks
          * cost no more at 2^22; in blocks of breadth-first reps, as the tables and a
-         * pipeline run them, 1.10-1.30x at 256 streams: bench/probe_order.cu. Not
-         * measured here, so the sim prices both orders alike; docs/METHOD.md says what
-         * that leaves. The closing event on the legacy stream is not the extra: 4-5 us at
-         * 256 streams, probe_calls.) */
+         * pipeline run them, 1.10-1.30x at 256 streams on some hosts, and only on streams
+         * made for the block on others: bench/probe_order.cu. Not measured here: blocks of
+         * 7 or 23 reps each way gave 0.001-0.48 us a reordered call in eight calibrations of
+         * one lent H100 (GPU-e9091fc7, 2026-11-26) as its pace swung from 7.3 to 10.0 us a
+         * chunk. A profile fits issue_reorder_us to its reference table instead
+         * (profile_refit_reorder). The closing event on the legacy stream is not the
+         * extra: 4-5 us at 256 streams, probe_calls.) */
         double chunk_us[BATCHES], us = 0;
         for (; made < PSTREAMS; made++)
             CUDA_CHECK(sl_stream_create(&ps[made], cudaStreamDefault));

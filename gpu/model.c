@@ -109,6 +109,7 @@ void model_default_host(model_host_t *h) {
     h->sync_us = 2.0;
     h->first_us = 0; /* the sim's large arrays only (gpu/sim.c) */
     h->call_us = 0;
+    h->reorder_us = 0; /* none unless the machine has it (a profile's table fit) */
 }
 
 void model_params_for_device(const device_info_t *dev, model_device_t *d, model_host_t *h) {
@@ -128,6 +129,7 @@ void model_params_for_device(const device_info_t *dev, model_device_t *d, model_
         h->copy_submit_us = dev->calib.copy_submit_us;
     if (dev->calib.kernel_launch_us > 0)
         h->kernel_launch_us = dev->calib.kernel_launch_us;
+    h->reorder_us = dev->calib.issue_reorder_us;
 }
 
 /* When op i's completion is visible to op `to`, which depends on it. A pre-Hyper-Q run
@@ -594,6 +596,9 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
         if (is_device_op(in->ops[i].kind))
             device_ops++;
     double host_t = 0;
+    /* breadth-first issue (model_host_t.reorder_us): the last copy or kernel the host issued
+     * since its last synchronise (-1: none yet), and where that synchronise's rep starts */
+    long last_call = -1, rep_first = 0;
     int waiting = -2; /* -2: not waiting; -1: waiting for all (sync); >= 0: for that op */
     size_t issued_device_ops = 0, sync_op = 0;
     s.now = 0;
@@ -613,8 +618,12 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
             }
             if (op->host_us >= 0 && op->kind != PLAN_HOST)
                 cost = op->host_us;
-            if (is_device_op(op->kind))
+            if (is_device_op(op->kind)) {
                 cost += op->first_of_kind ? hc->first_us : hc->call_us;
+                if (o->prev_stream >= rep_first && o->prev_stream != last_call)
+                    cost += hc->reorder_us;
+                last_call = (long)hi;
+            }
             if (op->wait_event >= 0) cost += hc->event_us;
             if (op->record_event >= 0) cost += hc->event_us;
             if (op->kind == PLAN_HOST) {
@@ -626,6 +635,8 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
                 o->issued = true;
                 waiting = -1;
                 sync_op = hi;
+                last_call = -1;
+                rep_first = (long)hi + 1;
             } else {
                 if (o->queue < 0 && op->kind == PLAN_KERNEL && s.copy_channels > 0)
                     launch_channel(&s, (int)hi);

@@ -72,6 +72,9 @@ typedef struct model_host {
     double first_us;         /* more for a rep's first call of each kind (H2D, D2H, kernel:
                               * model_op_t.first_of_kind), its driver path run cold */
     double call_us;          /* more for every other copy and kernel call */
+    double reorder_us;       /* more for a copy or kernel call whose stream's op before it in the
+                              * rep (since the last synchronise) was not the call just before:
+                              * breadth-first issue (calibration_t.issue_reorder_us) */
 } model_host_t;
 
 typedef struct model_op {

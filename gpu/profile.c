@@ -24,7 +24,8 @@ static const struct {
     CF(h2d_gbps), CF(d2h_gbps), CF(bidir_gbps), CF(bidir_gbps_min), CF(pageable_h2d_gbps), CF(pageable_d2h_gbps),
     CF(zero_copy_gbps), CF(compute_base_ns_per_elem), CF(copy_submit_us), CF(kernel_launch_us), CF(copy_setup_us),
     CF(copy_setup_both_us), CF(copy_switch_us), CF(dirty_h2d_us_per_mib), CF(dirty_cache_mib), CF(host_copy_gbps),
-    CF(host_h2d_gbps), CF(issue_scale_large), CF(issue_first_large_us), CF(issue_call_large_us),
+    CF(host_h2d_gbps), CF(issue_scale_large), CF(issue_first_large_us), CF(issue_call_large_us), CF(copy_setup_h2d_us),
+    CF(copy_setup_d2h_us), CF(issue_reorder_us),
 #undef CF
 };
 
@@ -229,6 +230,58 @@ int profile_fit_large_host(const json_t *reference, double *first_us, double *ca
     return 0;
 }
 
+/* A fit of a profile's reference table: fit (taken) under key in the profile's metadata, and
+ * the n numbers under their names in every GPU's calibration. 0, or -1 where one could not
+ * be set. */
+static int put_fit(json_t *meta, json_t *gpus, const char *key, json_t *fit, const char *const *names,
+                   const double *values, int n) {
+    if (!fit || json_object_set_new(meta, key, fit))
+        return -1;
+    size_t i;
+    json_t *g;
+    json_array_foreach(gpus, i, g) {
+        json_t *c = json_object_get(g, "calibration");
+        for (int k = 0; json_is_object(c) && k < n; k++)
+            if (json_object_set_new(c, names[k], json_real(values[k])))
+                return -1;
+    }
+    return 0;
+}
+
+int profile_fit_reorder(const json_t *reference, double *us, int *points) {
+    double per[5];
+    int n = 0;
+    for (int streams = 16; streams <= 256; streams *= 2) {
+        double v1 = reference_issue_us(reference, "async_v1", (json_int_t)1 << 22, streams);
+        double v2 = reference_issue_us(reference, "async_v2", (json_int_t)1 << 22, streams);
+        if (v1 > 0 && v2 > 0)
+            per[n++] = (v2 - v1) / (2.0 * streams);
+    }
+    *points = n;
+    if (n < 3)
+        return -1;
+    stats_t st;
+    stats_compute(per, (size_t)n, &st);
+    *us = st.median;
+    return 0;
+}
+
+int profile_refit_reorder(json_t *profile) {
+    double us;
+    int n;
+    json_t *meta = json_object_get(profile, "profile");
+    json_t *gpus = json_object_get(json_object_get(profile, "machine"), "gpus");
+    if (!json_is_object(meta) || !json_is_array(gpus) ||
+        profile_fit_reorder(json_object_get(profile, "reference"), &us, &n))
+        return -1;
+    us = fmax(0.001, us);
+    json_t *fit = json_pack("{s:f, s:i, s:s}", "issue_reorder_us", us, "points", n, "from",
+                            "the reference's issue_us at 2^22, async_v2 less async_v1 over its 2 x streams reordered "
+                            "calls, the median over 16-256 streams");
+    static const char *const names[] = {"issue_reorder_us"};
+    return put_fit(meta, gpus, "issue_reorder_fit", fit, names, &us, 1);
+}
+
 int profile_refit_large_host(json_t *profile) {
     double first, call;
     int n;
@@ -247,17 +300,9 @@ int profile_refit_large_host(json_t *profile) {
                             "the reference's async_v1 issue_us at 2^25 less at 2^22, against 3 x streams - 3 calls "
                             "(Theil-Sen); the calibration's own measure under calibration (0: none)",
                             "calibration", "issue_first_large_us", measured_first, "issue_call_large_us", measured_call);
-    if (!fit || json_object_set_new(meta, "issue_large_fit", fit))
-        return -1;
-    size_t i;
-    json_t *g;
-    json_array_foreach(gpus, i, g) {
-        json_t *c = json_object_get(g, "calibration");
-        if (json_is_object(c) && (json_object_set_new(c, "issue_first_large_us", json_real(first)) ||
-                                  json_object_set_new(c, "issue_call_large_us", json_real(call))))
-            return -1;
-    }
-    return 0;
+    static const char *const names[] = {"issue_first_large_us", "issue_call_large_us"};
+    const double values[] = {first, call};
+    return put_fit(meta, gpus, "issue_large_fit", fit, names, values, 2);
 }
 
 /* m as the model stands in for it: backend sim, its GPUs renamed after what they stand for */

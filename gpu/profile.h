@@ -65,6 +65,16 @@ int profile_fit_large_host(const struct json_t *reference, double *first_us, dou
  * two numbers, the points, how, and under "calibration" what the calibration had measured
  * there, 0 where it had not). 0, or -1 (profile unchanged) where the fit has too few points. */
 int profile_refit_large_host(struct json_t *profile);
+/* What the reference table says a breadth-first call costs the host (issue_reorder_us): at
+ * 2^22 over 16-256 streams, where the host sets the pace, async_v2's issue time less
+ * async_v1's over its 2 x streams reordered calls; the median over the stream counts into
+ * *us, how many had both into *points. 0, or -1 where fewer than 3 had both. */
+int profile_fit_reorder(const struct json_t *reference, double *us, int *points);
+/* Sets every GPU's issue_reorder_us in the profile's machine to that fit of its reference
+ * (at least 0.001: 0 reads as none), and says so in the profile's metadata
+ * ("issue_reorder_fit": the number, the points, how). 0, or -1 (profile unchanged) where
+ * the fit has too few points. */
+int profile_refit_reorder(struct json_t *profile);
 
 /* A machine the store knows (machine_to_json's form, imported or pushed from a GPU host)
  * as the model stands in for it: backend sim, each GPU named "Simulated <its name>

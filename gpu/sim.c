@@ -36,8 +36,9 @@ void sim_device_for(const machine_info_t *m, const spec_t *spec, int device_inde
 }
 
 /* A copy alone on its engine: its fixed cost, then its bytes at the calibrated rate. A
- * calibrated device's fixed cost is what a copy costs even queued behind another
- * (copy_setup_us) plus what queuing hides (the model's copy_overlap_us). */
+ * calibrated device's fixed cost is what a copy costs even queued behind another (its
+ * direction's copy_setup_h2d_us or copy_setup_d2h_us where both are measured, else
+ * copy_setup_us) plus what queuing hides (the model's copy_overlap_us). */
 static double copy_alone_us(const spec_t *spec, const device_info_t *dev, plan_kind_t kind, uint64_t bytes,
                             double overlap_us) {
     const calibration_t *c = &dev->calib;
@@ -48,7 +49,9 @@ static double copy_alone_us(const spec_t *spec, const device_info_t *dev, plan_k
         gbps = kind == PLAN_H2D ? c->h2d_gbps : c->d2h_gbps;
     if (gbps <= 0)
         gbps = 1;
-    double fixed = c->copy_setup_us > 0 ? c->copy_setup_us + overlap_us : SIM_COPY_LATENCY_US;
+    bool each = c->copy_setup_us > 0 && c->copy_setup_h2d_us > 0 && c->copy_setup_d2h_us > 0;
+    double setup = !each ? c->copy_setup_us : kind == PLAN_H2D ? c->copy_setup_h2d_us : c->copy_setup_d2h_us;
+    double fixed = setup > 0 ? setup + overlap_us : SIM_COPY_LATENCY_US;
     return fixed + (double)bytes / (gbps * 1e3); /* GB/s = 1e3 bytes per µs */
 }
 
@@ -235,6 +238,7 @@ static double paced_median_ms(const model_input_t *in, double scale, int warmup,
     paced.host.query_us *= scale;
     paced.host.first_us *= scale;
     paced.host.call_us *= scale;
+    paced.host.reorder_us *= scale;
     timeline_t *tls = calloc((size_t)reps, sizeof *tls);
     double *ms = calloc((size_t)reps, sizeof *ms), med = -1;
     sl_error_t err = {0};

@@ -761,6 +761,13 @@ int main(void) {
         CHECK(c->issue_first_large_us > c->issue_call_large_us,
               "calibrate %d: expected the first three calls to cost more than one later call, got %.1f and %.3f", i,
               c->issue_first_large_us, c->issue_call_large_us);
+        /* each direction's own copy set-up, around the pooled median (within a factor of 10) */
+        printf("calibration %d: copy set-up %.2f us (H2D %.2f, D2H %.2f)\n", i, c->copy_setup_us, c->copy_setup_h2d_us,
+               c->copy_setup_d2h_us);
+        CHECK(c->copy_setup_h2d_us > 0 && c->copy_setup_d2h_us > 0 &&
+                  fmax(c->copy_setup_h2d_us, c->copy_setup_d2h_us) < 10 * fmax(c->copy_setup_us, 0.1),
+              "calibrate %d: expected each direction's copy set-up measured and near the pooled %.2f us, got H2D %.2f, "
+              "D2H %.2f", i, c->copy_setup_us, c->copy_setup_h2d_us, c->copy_setup_d2h_us);
     }
     if (machine.device_count < 2) {
         printf("  multi_gpu variant: not run (1 GPU here)\n");

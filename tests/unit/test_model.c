@@ -1042,6 +1042,15 @@ TEST(machines_read_back_from_json) {
     CHECK_NEAR(a->calib.dirty_cache_mib, b->calib.dirty_cache_mib, 1e-9);
     CHECK_NEAR(123.5, b->calib.host_copy_gbps, 1e-9);
     CHECK_NEAR(54.25, b->calib.host_h2d_gbps, 1e-9);
+    m.devices[0].calib.issue_reorder_us = 0.625; /* measured since: each written, each read back */
+    m.devices[0].calib.copy_setup_h2d_us = 2.5;
+    m.devices[0].calib.copy_setup_d2h_us = 1.75;
+    json_t *again = machine_to_json(&m);
+    CHECK_INT(SL_OK, machine_from_json(again, &back, &err));
+    CHECK_NEAR(0.625, back.devices[0].calib.issue_reorder_us, 1e-12);
+    CHECK_NEAR(2.5, back.devices[0].calib.copy_setup_h2d_us, 1e-12);
+    CHECK_NEAR(1.75, back.devices[0].calib.copy_setup_d2h_us, 1e-12);
+    json_decref(again);
     CHECK_NEAR(a->calib.kernel_ns_per_elem[KERNEL_BLOG], b->calib.kernel_ns_per_elem[KERNEL_BLOG], 1e-12);
     json_t *g = json_array_get(json_object_get(j, "gpus"), 0);
     /* a count no int holds (a bundle may say anything) is as good as absent */
@@ -1112,6 +1121,76 @@ TEST(a_large_arrays_calls_cost_the_host_more) {
         if (cases[k].scale > 1) /* it moved the run (at 256 streams a 2^25 pipeline's channels,
                                  * not the host, set the pace: slower calls can end it sooner) */
             CHECK(fabs(scaled - before) > 1e-3);
+    }
+}
+
+/* Where the calibration measured each direction's copy set-up (copy_setup_h2d_us and
+ * copy_setup_d2h_us), the sim's copies pay their own direction's; where either is missing
+ * (a machine measured before them), both pay the pooled copy_setup_us. */
+TEST(each_copy_direction_pays_its_own_setup) {
+    static const struct { double h2d, d2h, gap; } cases[] = {{3.0, 1.5, 1.5}, {0, 1.5, 0}, {2.0, 2.75, -0.75}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        machine_info_t m;
+        spec_t s;
+        sim_setup(&m, &s, VARIANT_SEQUENTIAL, 1u << 22);
+        device_info_t dev = m.devices[0];
+        dev.calib.d2h_gbps = dev.calib.h2d_gbps; /* the bytes cost both directions alike */
+        dev.calib.dirty_h2d_us_per_mib = 0;      /* and the H2D reads a clean array */
+        dev.calib.copy_setup_us = 2.25;
+        dev.calib.copy_setup_h2d_us = cases[k].h2d;
+        dev.calib.copy_setup_d2h_us = cases[k].d2h;
+        plan_t plan;
+        sl_error_t err = {0};
+        CHECK_INT(SL_OK, plan_build(&s, &plan, &err));
+        model_input_t in;
+        CHECK_INT(SL_OK, sim_model_input(&s, &plan, &dev, &in, &err));
+        double h2d = -1, d2h = -1;
+        for (size_t i = 0; i < in.count; i++) {
+            if (in.ops[i].kind == PLAN_H2D)
+                h2d = in.ops[i].alone_us;
+            if (in.ops[i].kind == PLAN_D2H)
+                d2h = in.ops[i].alone_us;
+        }
+        CHECK(h2d > 0 && d2h > 0);
+        CHECK_NEAR(cases[k].gap, h2d - d2h, 1e-9);
+        free(in.ops);
+        plan_free(&plan);
+    }
+}
+
+/* Breadth-first issue (issue_reorder_us): a copy or kernel call whose stream's op before it
+ * in the rep was not the call just before costs the host that much more. async_v2 over N
+ * streams has 2N of them a rep (every kernel and every D2H: the first kernel follows the
+ * last H2D, not its own H2D), in every rep alike (the count starts again after each
+ * synchronise); async_v1 and sequential none. A machine measured before it (0) issues as
+ * before. */
+TEST(breadth_first_calls_cost_the_host_more) {
+    static const struct { variant_t v; int streams; double calls; } cases[] = {
+        {VARIANT_ASYNC_V2, 32, 64}, {VARIANT_ASYNC_V2, 1, 0}, {VARIANT_ASYNC_V1, 32, 0}, {VARIANT_SEQUENTIAL, 1, 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        machine_info_t m;
+        spec_t s;
+        sim_setup(&m, &s, cases[k].v, 1u << 22);
+        s.streams = s.chunks = cases[k].streams;
+        device_info_t dev = m.devices[0];
+        plan_t plan;
+        sl_error_t err = {0};
+        CHECK_INT(SL_OK, plan_build(&s, &plan, &err));
+        double issue[2][3];
+        for (int with = 0; with < 2; with++) {
+            dev.calib.issue_reorder_us = with ? 0.7 : 0;
+            model_input_t in;
+            timeline_t tls[3];
+            CHECK_INT(SL_OK, sim_model_input(&s, &plan, &dev, &in, &err));
+            CHECK_NEAR(with ? 0.7 : 0, in.host.reorder_us, 1e-12);
+            CHECK_INT(SL_OK, model_simulate_reps(&in, 1, 3, tls, issue[with], &err));
+            for (int r = 0; r < 3; r++)
+                timeline_free(&tls[r]);
+            free(in.ops);
+        }
+        for (int r = 0; r < 3; r++)
+            CHECK_NEAR(0.7 * cases[k].calls, issue[1][r] - issue[0][r], 1e-6);
+        plan_free(&plan);
     }
 }
 
@@ -1576,6 +1655,8 @@ static const check_test_t tests[] = {
     TEST_ENTRY(memset_arrays_copy_slower_to_the_device),
     TEST_ENTRY(a_large_arrays_calls_cost_the_host_more),
     TEST_ENTRY(a_large_arrays_first_calls_cost_the_host_more),
+    TEST_ENTRY(each_copy_direction_pays_its_own_setup),
+    TEST_ENTRY(breadth_first_calls_cost_the_host_more),
     TEST_ENTRY(a_simulated_result_gives_its_host_pace_band),
     TEST_ENTRY(a_simulated_result_names_the_models_queue_count),
     TEST_ENTRY(several_devices_share_the_hosts_copy_rate),
