@@ -300,8 +300,8 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         c.copy_setup_us = extra[nextra / 2] > 0 ? extra[nextra / 2] : 0;
         /* and each direction's own: the sim's copies pay their direction's (CUPTI, lent H100
          * GPU-b6a67520, 2026-11-26: 64 KiB copies in 2^22 async_v2 x256 took 3.84 us H2D and
-         * 2.82 D2H, where one pooled set-up gives both about 4.3). Thirteen calibrations of two
-         * lent H100s and two H200s (2026-11-26): H2D 2.47-2.86 us, D2H 1.68-2.16. */
+         * 2.82 D2H, where one pooled set-up gives both about 4.3). Fourteen calibrations of three
+         * lent H100s and two H200s (2026-11-26/27): H2D 2.46-2.86 us, D2H 1.68-2.16. */
         for (int dir = 0; dir < 2; dir++) {
             qsort(each_dir[dir], CAL_REPS, sizeof each_dir[dir][0], cmp_double_cal);
             double v = each_dir[dir][CAL_REPS / 2];
