@@ -42,6 +42,31 @@ bench-sim: $(BENCH_SIM_BIN)
 	  for t in $(wildcard bench/data/*-GPU-*.json); do \
 	    p=$${t##*/}; $(BENCH_SIM_BIN) --against $$t profiles/$${p%%-GPU-*}.json || exit 1; done; fi
 
+# `make bench-wide`: the sim against the GPU beyond the seeds' table (pageable, the default
+# stream's modes, non-blocking streams, the flush, launches, kernels, the other variants,
+# sizes 2^20-2^27), each point measured through streamlab's CUDA backend and simulated from
+# the same run's calibration (bench/bench_wide.c). On a GPU host it measures, keeps what it
+# measured in $(BUILD)/bench/wide.json (bench/data/wide/KIND-GPU-….json are such files, from
+# lent GPUs), and simulates the shipped profile of its kind too; anywhere else it simulates the
+# kept files, each from its own machine and from the shipped profile of its kind.
+BENCH_WIDE_BIN := $(BUILD)/bench/bench_wide
+# ... and, first, what a pageable copy costs as a pipeline makes it, against the calibration's
+# way of timing it (plain CUDA, bench/probe_pageable.cu)
+BENCH_PAGEABLE_BIN := $(BUILD)/bench/probe_pageable
+$(BENCH_WIDE_BIN): bench/bench_wide.c $(BENCH_C_SUPPORT) $(BENCH_C_SUPPORT:.c=.h) $(CORE_OBJ) $(wildcard gpu/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< $(BENCH_C_SUPPORT) $(CORE_OBJ) $(BENCH_GPU_LIBS)
+
+.PHONY: bench-wide
+bench-wide: $(BENCH_WIDE_BIN)
+	@if ls /dev/nvidia[0-9]* >/dev/null 2>&1 || nvidia-smi -L >/dev/null 2>&1; then \
+	  kind=$$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -o 'H[12]00' | tr H h); \
+	  $(MAKE) --no-print-directory $(BENCH_PAGEABLE_BIN) && $(BENCH_PAGEABLE_BIN) && \
+	  $(BENCH_WIDE_BIN) --measure --out $(BUILD)/bench/wide.json --name "$(PROFILE_NAME)" \
+	    $$([ -n "$$kind" ] && [ -f profiles/$$kind.json ] && echo --with profiles/$$kind.json); \
+	else for t in $(wildcard bench/data/wide/*-GPU-*.json); do \
+	  p=$${t##*/}; $(BENCH_WIDE_BIN) --with profiles/$${p%%-GPU-*}.json $$t || exit 1; done; fi
+
 # `make bench-profiles` (no GPU needed): which measured profile of each kind best stands in
 # for the other lent GPUs of that kind, each simulated against the tables of the others in
 # bench/data (bench/profile_xval.py); how the shipped profiles are chosen.
