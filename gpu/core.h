@@ -221,8 +221,16 @@ typedef struct calibration {
     double h2d_gbps, d2h_gbps;       /* pinned, one direction alone (peak) */
     double bidir_gbps;               /* pinned, each direction while both run (peak) */
     double bidir_gbps_min;           /* spread seen */
-    double pageable_h2d_gbps, pageable_d2h_gbps;
+    double pageable_h2d_gbps, pageable_d2h_gbps; /* a pageable copy as a pipeline waits for it: the
+                                      * host's clock around the call and its stream's sync, the
+                                      * source just written (median). Until 2026-11-27 timed by
+                                      * events on the stream, which miss the driver's staging:
+                                      * 16.8 GB/s H2D where pipelines got 6.7 (lent H100) */
     double kernel_ns_per_elem[KERNEL__COUNT]; /* compute: per round beyond compute_base */
+    double host_ns_per_elem[KERNEL__COUNT]; /* the host's share of host_overlap: the kernel's work
+                                      * on the CPU (OpenMP over the machine's CPUs, as the run
+                                      * does it), per element (compute: per round); 0: not
+                                      * measured (the sim's constants from seed 000's machine) */
     double compute_base_ns_per_elem; /* compute: what an element costs besides its rounds (its
                                       * load and store, the launch's share), from 16 and 64
                                       * rounds; 0: not measured */

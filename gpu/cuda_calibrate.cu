@@ -22,7 +22,9 @@
 #define SMALL_ELEMS (1ull << 22)
 #define LARGE_ELEMS (1ull << 25)
 #define CAL_REPS 5                 /* pinned copies and kernels */
-#define CAL_PAGEABLE_REPS 3
+#define CAL_PAGEABLE_REPS 5
+#define CAL_PAGEABLE_BYTES (128ull << 20) /* the seeds' 2^25 array */
+#define CAL_HOST_ELEMS (1ull << 22)      /* host_overlap's share: the CPU's rate over these */
 #define CAL_BIDIR_REPS 12
 #define CAL_BIDIR_GAP_US 25000
 #define CAL_KERNEL_ELEMS (1ull << 25) /* the seeds' large size */
@@ -395,20 +397,35 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                                                                  ex_large[DIRTY_REPS / 2] / per_mib));
         }
     }
-    /* pageable: the driver stages through its own pinned buffers */
-    for (int r = -1; r < CAL_PAGEABLE_REPS; r++) {
-        rc = time_copy(d_a, p_a, bytes, cudaMemcpyHostToDevice, s0, e0, e1, &g, err);
-        if (rc)
-            goto cleanup;
-        if (r >= 0 && g > c.pageable_h2d_gbps)
-            c.pageable_h2d_gbps = g;
-    }
-    for (int r = -1; r < CAL_PAGEABLE_REPS; r++) {
-        rc = time_copy(p_a, d_b, bytes, cudaMemcpyDeviceToHost, s0, e0, e1, &g, err);
-        if (rc)
-            goto cleanup;
-        if (r >= 0 && g > c.pageable_d2h_gbps)
-            c.pageable_d2h_gbps = g;
+    /* pageable: the driver stages through its own pinned buffers, the CPU copying between
+     * them and the array, and the call returns once the host's part is done. A pipeline
+     * waits for all of it, so the host's clock times it: the call and its stream's sync,
+     * the source memset just before (as every rep writes its array), over the seeds' 2^25
+     * array; the median. Events on the stream see only the DMA behind the staging: on a lent
+     * H100 (GPU-54cd77b7, 2026-11-27) they gave 16.8 GB/s H2D where a plain program's
+     * cudaMemcpy, and streamlab's pageable pipelines, got 6.6-6.8 (bench/probe_pageable.cu),
+     * and the sim ran those pipelines 24-43% fast (make bench-wide). */
+    {
+        size_t pbytes = bytes < CAL_PAGEABLE_BYTES ? bytes : CAL_PAGEABLE_BYTES;
+        double gb[2][CAL_PAGEABLE_REPS];
+        for (int dir = 0; dir < 2; dir++)
+            for (int r = -1; r < CAL_PAGEABLE_REPS; r++) {
+                if (dir == 0)
+                    memset(p_a, r & 1, pbytes);
+                double t0 = cuda_now_us();
+                if (dir == 0)
+                    CUDA_CHECK(cudaMemcpyAsync(d_a, p_a, pbytes, cudaMemcpyHostToDevice, s0));
+                else
+                    CUDA_CHECK(cudaMemcpyAsync(p_a, d_b, pbytes, cudaMemcpyDeviceToHost, s0));
+                CUDA_CHECK(cudaStreamSynchronize(s0));
+                double us = cuda_now_us() - t0;
+                if (r >= 0)
+                    gb[dir][r] = us > 0 ? (double)pbytes / (us * 1e3) : 0;
+            }
+        qsort(gb[0], CAL_PAGEABLE_REPS, sizeof gb[0][0], cmp_double_cal);
+        qsort(gb[1], CAL_PAGEABLE_REPS, sizeof gb[1][0], cmp_double_cal);
+        c.pageable_h2d_gbps = gb[0][CAL_PAGEABLE_REPS / 2];
+        c.pageable_d2h_gbps = gb[1][CAL_PAGEABLE_REPS / 2];
     }
     /* kernels: one chunk launch (block 256) over the seeds' 2^25 elements; median. Each
      * rep runs on the input a pipeline's kernel sees (its memset byte, kernels.h): the
@@ -593,6 +610,29 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                 c.issue_first_large_us = fmax(0.001, head);
                 c.issue_call_large_us = fmax(0.001, per_call);
             }
+        }
+    }
+    /* the host's share of host_overlap: the kernel's work on the CPU as the run does it
+     * (cuda_host_apply: OpenMP over the machine's CPUs, in place), on input the run gives
+     * it, over 2^22 elements; the median, per element (the compute kernel's per round).
+     * Last: measured before the kernels, everything after it came out slow on a lent H100
+     * (GPU-a893228d, 2026-11-27: zero-copy 31.1 GB/s where 37 calibrations read 39.4-42.2,
+     * the host's copy and launch 3.0 and 6.0 us): OpenMP's workers outlive the region. */
+    {
+        uint64_t n = (uint64_t)(bytes / sizeof(float)) < CAL_HOST_ELEMS ? bytes / sizeof(float) : CAL_HOST_ELEMS;
+        for (int k = 0; k < KERNEL__COUNT; k++) {
+            int iters = k == KERNEL_COMPUTE ? CAL_COMPUTE_ITERS : 1;
+            double ns[CAL_REPS];
+            for (int r = -1; r < CAL_REPS; r++) {
+                cuda_host_fill_input(k, p_a, n);
+                double t0 = cuda_now_us();
+                cuda_host_apply(k, iters, p_a, p_a, 0, n);
+                double us = cuda_now_us() - t0;
+                if (r >= 0)
+                    ns[r] = us * 1e3 / (double)n / iters;
+            }
+            qsort(ns, CAL_REPS, sizeof ns[0], cmp_double_cal);
+            c.host_ns_per_elem[k] = ns[CAL_REPS / 2];
         }
     }
     c.samples = CAL_REPS;

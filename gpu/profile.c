@@ -44,6 +44,10 @@ static json_t *calibration_to_json(const calibration_t *c) {
     for (int k = 0; k < KERNEL__COUNT; k++)
         json_object_set_new(kernel_ns, kernel_names[k], json_real(c->kernel_ns_per_elem[k]));
     json_object_set_new(j, "kernel_ns_per_elem", kernel_ns);
+    json_t *host_ns = json_object();
+    for (int k = 0; host_ns && k < KERNEL__COUNT; k++)
+        json_object_set_new(host_ns, kernel_names[k], json_real(c->host_ns_per_elem[k]));
+    json_object_set_new(j, "host_ns_per_elem", host_ns ? host_ns : json_null());
     json_object_set_new(j, "samples", json_integer(c->samples));
     return j;
 }
@@ -130,10 +134,11 @@ static int device_from_json(const json_t *g, int index, device_info_t *d, sl_err
         double v = num_or(c, calib_fields[i].name, 0);
         *(double *)((char *)cal + calib_fields[i].offset) = isfinite(v) && v > 0 ? v : 0;
     }
-    const json_t *kn = json_object_get(c, "kernel_ns_per_elem");
+    const json_t *kn = json_object_get(c, "kernel_ns_per_elem"), *hn = json_object_get(c, "host_ns_per_elem");
     for (int k = 0; k < KERNEL__COUNT; k++) {
-        double v = num_or(kn, kernel_names[k], 0);
+        double v = num_or(kn, kernel_names[k], 0), h = num_or(hn, kernel_names[k], 0);
         cal->kernel_ns_per_elem[k] = isfinite(v) && v > 0 ? v : 0;
+        cal->host_ns_per_elem[k] = isfinite(h) && h > 0 ? h : 0; /* older machines: none */
     }
     cal->samples = int_or(c, "samples", 0);
     if (!(cal->h2d_gbps > 0 && cal->d2h_gbps > 0 && cal->bidir_gbps > 0 && cal->kernel_ns_per_elem[KERNEL_BLOG] > 0))

@@ -17,10 +17,22 @@
  * values of the order seen on H100 traces; the predictor takes them from the trace. */
 #define SIM_COPY_LATENCY_US 2.0
 #define SIM_KERNEL_LATENCY_US 2.5
-/* The host's time per element for host_overlap's share: blog from seed 000's OpenMP
- * baseline (218.375 ms for 2^25 elements = 6.5 ns); fill and compute assumed. */
+/* The host's time per element for host_overlap's share where the calibration has not
+ * measured it (machines calibrated before 2026-11-27): blog from seed 000's OpenMP baseline
+ * (218.375 ms for 2^25 elements = 6.5 ns); fill and compute assumed. */
 #define SIM_HOST_NS_PER_ELEM(s)                                                         \
     ((s)->kernel == KERNEL_BLOG ? 6.5 : (s)->kernel == KERNEL_FILL ? 0.25 : 3.0 * (s)->kernel_iters)
+
+/* The host's time per element for host_overlap's share on this device's machine: its
+ * calibration's (host_ns_per_elem; the compute kernel's per round), else the constants.
+ * On a lent H100's host (16 CPUs, 2026-11-27) the blog kernel's share ran at 1.3 ns an
+ * element, where the constant's 6.5 made the sim of host_overlap five times too slow. */
+static double host_ns_per_elem(const spec_t *spec, const calibration_t *c) {
+    double ns = c->host_ns_per_elem[spec->kernel];
+    if (!(ns > 0))
+        return SIM_HOST_NS_PER_ELEM(spec);
+    return spec->kernel == KERNEL_COMPUTE ? ns * spec->kernel_iters : ns;
+}
 
 void sim_device_for(const machine_info_t *m, const spec_t *spec, int device_index, device_info_t *out) {
     int idx = spec->devices[device_index < spec->device_count ? device_index : 0];
@@ -172,8 +184,8 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
             break;
         }
         case PLAN_HOST:
-            /* the host's share at the CPU rate measured by the cpu variant's calibration */
-            o->alone_us = (double)p->count * SIM_HOST_NS_PER_ELEM(spec) / 1e3;
+            /* the host's share at the machine's CPU rate (host_ns_per_elem) */
+            o->alone_us = (double)p->count * host_ns_per_elem(spec, &dev->calib) / 1e3;
             break;
         default:
             o->alone_us = 0;

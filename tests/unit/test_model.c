@@ -1045,8 +1045,13 @@ TEST(machines_read_back_from_json) {
     m.devices[0].calib.issue_reorder_us = 0.625; /* measured since: each written, each read back */
     m.devices[0].calib.copy_setup_h2d_us = 2.5;
     m.devices[0].calib.copy_setup_d2h_us = 1.75;
+    m.devices[0].calib.host_ns_per_elem[KERNEL_BLOG] = 1.25;
+    m.devices[0].calib.host_ns_per_elem[KERNEL_COMPUTE] = 0.375;
     json_t *again = machine_to_json(&m);
     CHECK_INT(SL_OK, machine_from_json(again, &back, &err));
+    CHECK_NEAR(1.25, back.devices[0].calib.host_ns_per_elem[KERNEL_BLOG], 1e-12);
+    CHECK_NEAR(0.375, back.devices[0].calib.host_ns_per_elem[KERNEL_COMPUTE], 1e-12);
+    CHECK_NEAR(0, back.devices[0].calib.host_ns_per_elem[KERNEL_FILL], 1e-12);
     CHECK_NEAR(0.625, back.devices[0].calib.issue_reorder_us, 1e-12);
     CHECK_NEAR(2.5, back.devices[0].calib.copy_setup_h2d_us, 1e-12);
     CHECK_NEAR(1.75, back.devices[0].calib.copy_setup_d2h_us, 1e-12);
@@ -1153,6 +1158,39 @@ TEST(each_copy_direction_pays_its_own_setup) {
         }
         CHECK(h2d > 0 && d2h > 0);
         CHECK_NEAR(cases[k].gap, h2d - d2h, 1e-9);
+        free(in.ops);
+        plan_free(&plan);
+    }
+}
+
+/* host_overlap's host share runs at the machine's measured CPU rate (host_ns_per_elem; the
+ * compute kernel's per round): the host op of the model lasts count x that; a machine
+ * calibrated before the rate was measured (0) keeps seed 000's constant (6.5 ns, blog). */
+TEST(the_hosts_share_runs_at_the_machines_cpu_rate) {
+    static const struct { kernel_kind_t k; int iters; double ns, want_ns; } cases[] = {
+        {KERNEL_BLOG, 1, 1.25, 1.25}, {KERNEL_COMPUTE, 8, 0.5, 4.0}, {KERNEL_BLOG, 1, 0, 6.5}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        machine_info_t m;
+        spec_t s;
+        sim_setup(&m, &s, VARIANT_HOST_OVERLAP, 1u << 22);
+        s.streams = s.chunks = 4;
+        s.host_share = 0.25;
+        s.kernel = cases[c].k;
+        s.kernel_iters = cases[c].iters;
+        device_info_t dev = m.devices[0];
+        dev.calib.host_ns_per_elem[cases[c].k] = cases[c].ns;
+        plan_t plan;
+        sl_error_t err = {0};
+        CHECK_INT(SL_OK, plan_build(&s, &plan, &err));
+        model_input_t in;
+        CHECK_INT(SL_OK, sim_model_input(&s, &plan, &dev, &in, &err));
+        int hosts = 0;
+        for (size_t i = 0; i < in.count; i++)
+            if (plan.ops[i].kind == PLAN_HOST) {
+                CHECK_NEAR((double)plan.ops[i].count * cases[c].want_ns / 1e3, in.ops[i].alone_us, 1e-9);
+                hosts++;
+            }
+        CHECK_INT(1, hosts);
         free(in.ops);
         plan_free(&plan);
     }
@@ -1656,6 +1694,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(a_large_arrays_calls_cost_the_host_more),
     TEST_ENTRY(a_large_arrays_first_calls_cost_the_host_more),
     TEST_ENTRY(each_copy_direction_pays_its_own_setup),
+    TEST_ENTRY(the_hosts_share_runs_at_the_machines_cpu_rate),
     TEST_ENTRY(breadth_first_calls_cost_the_host_more),
     TEST_ENTRY(a_simulated_result_gives_its_host_pace_band),
     TEST_ENTRY(a_simulated_result_names_the_models_queue_count),
