@@ -24,7 +24,8 @@
 #define CAL_REPS 5                 /* pinned copies and kernels */
 #define CAL_PAGEABLE_REPS 5
 #define CAL_PAGEABLE_BYTES (128ull << 20) /* the seeds' 2^25 array */
-#define CAL_HOST_ELEMS (1ull << 22)      /* host_overlap's share: the CPU's rate over these */
+#define CAL_HOST_ELEMS (1ull << 20)      /* host_overlap's share: the CPU's rate over these */
+#define CAL_HOST_REPS 9
 #define CAL_BIDIR_REPS 12
 #define CAL_BIDIR_GAP_US 25000
 #define CAL_KERNEL_ELEMS (1ull << 25) /* the seeds' large size */
@@ -614,7 +615,9 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
     }
     /* the host's share of host_overlap: the kernel's work on the CPU as the run does it
      * (cuda_host_apply: OpenMP over the machine's CPUs, in place), on input the run gives
-     * it, over 2^22 elements; the median, per element (the compute kernel's per round).
+     * it, over 2^20 elements (a 2^22 run's quarter: over 2^22 three calibrations on a lent
+     * H200's host read 2.2-2.5 ns a blog element where its host_overlap runs took 1.4 at
+     * most); the median of 9, per element (the compute kernel's per round).
      * Last: measured before the kernels, everything after it came out slow on a lent H100
      * (GPU-a893228d, 2026-11-27: zero-copy 31.1 GB/s where 37 calibrations read 39.4-42.2,
      * the host's copy and launch 3.0 and 6.0 us): OpenMP's workers outlive the region. */
@@ -622,8 +625,8 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         uint64_t n = (uint64_t)(bytes / sizeof(float)) < CAL_HOST_ELEMS ? bytes / sizeof(float) : CAL_HOST_ELEMS;
         for (int k = 0; k < KERNEL__COUNT; k++) {
             int iters = k == KERNEL_COMPUTE ? CAL_COMPUTE_ITERS : 1;
-            double ns[CAL_REPS];
-            for (int r = -1; r < CAL_REPS; r++) {
+            double ns[CAL_HOST_REPS];
+            for (int r = -1; r < CAL_HOST_REPS; r++) {
                 cuda_host_fill_input(k, p_a, n);
                 double t0 = cuda_now_us();
                 cuda_host_apply(k, iters, p_a, p_a, 0, n);
@@ -631,8 +634,8 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                 if (r >= 0)
                     ns[r] = us * 1e3 / (double)n / iters;
             }
-            qsort(ns, CAL_REPS, sizeof ns[0], cmp_double_cal);
-            c.host_ns_per_elem[k] = ns[CAL_REPS / 2];
+            qsort(ns, CAL_HOST_REPS, sizeof ns[0], cmp_double_cal);
+            c.host_ns_per_elem[k] = ns[CAL_HOST_REPS / 2];
         }
     }
     c.samples = CAL_REPS;
