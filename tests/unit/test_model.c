@@ -1047,6 +1047,7 @@ TEST(machines_read_back_from_json) {
     m.devices[0].calib.copy_setup_d2h_us = 1.75;
     m.devices[0].calib.host_ns_per_elem[KERNEL_BLOG] = 1.25;
     m.devices[0].calib.host_ns_per_elem[KERNEL_COMPUTE] = 0.375;
+    m.devices[0].calib.host_ns_per_elem[KERNEL_FILL] = 0; /* not measured: read back as not measured */
     json_t *again = machine_to_json(&m);
     CHECK_INT(SL_OK, machine_from_json(again, &back, &err));
     CHECK_NEAR(1.25, back.devices[0].calib.host_ns_per_elem[KERNEL_BLOG], 1e-12);
