@@ -626,6 +626,7 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
             }
             if (op->wait_event >= 0) cost += hc->event_us;
             if (op->record_event >= 0) cost += hc->event_us;
+            if (op->end_event) cost += hc->event_us;
             if (op->kind == PLAN_HOST) {
                 o->start = host_t;
                 o->end = host_t + op->alone_us;

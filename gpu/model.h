@@ -88,6 +88,9 @@ typedef struct model_op {
     double alone_us;         /* device (or host, for PLAN_HOST) duration alone */
     double host_us;          /* host cost of issuing it; < 0: the model_host default */
     bool first_of_kind;      /* the rep's first call of its kind: model_host_t.first_us */
+    bool end_event;          /* an event is recorded right after it, at its stream's end: the CUDA
+                              * backend's on non-blocking streams, whose ends the legacy stream's
+                              * stop event does not wait for (model_host_t.event_us more) */
     double gap_us;           /* device latency between its stream predecessor's (or awaited
                               * event's) end and its start: the seed's h2d_ovhd, host2kern_ovhd,
                               * kern_ovhd, kern2host_ovhd, d2h_ovhd, measured from a trace */

@@ -1197,6 +1197,42 @@ TEST(the_hosts_share_runs_at_the_machines_cpu_rate) {
     }
 }
 
+/* Non-blocking streams: the CUDA backend records an event at each stream's last copy or
+ * kernel (the legacy stream's stop event does not wait for them), so the sim charges the host
+ * one event call a stream more a rep; blocking streams none. */
+TEST(non_blocking_streams_cost_an_end_event_each) {
+    static const struct { variant_t v; int streams; } cases[] = {{VARIANT_ASYNC_V2, 32}, {VARIANT_ASYNC_V1, 8}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        double issue[2][3];
+        for (int nb = 0; nb < 2; nb++) {
+            machine_info_t m;
+            spec_t s;
+            sim_setup(&m, &s, cases[k].v, 1u << 22);
+            s.streams = s.chunks = cases[k].streams;
+            s.stream_flags = nb ? SFLAGS_NON_BLOCKING : SFLAGS_DEFAULT;
+            device_info_t dev = m.devices[0];
+            plan_t plan;
+            sl_error_t err = {0};
+            CHECK_INT(SL_OK, plan_build(&s, &plan, &err));
+            model_input_t in;
+            timeline_t tls[3];
+            CHECK_INT(SL_OK, sim_model_input(&s, &plan, &dev, &in, &err));
+            int ends = 0;
+            for (size_t i = 0; i < in.count; i++)
+                ends += in.ops[i].end_event;
+            CHECK_INT(nb ? cases[k].streams : 0, ends);
+            CHECK_INT(SL_OK, model_simulate_reps(&in, 1, 3, tls, issue[nb], &err));
+            for (int r = 0; r < 3; r++) {
+                if (nb)
+                    CHECK_NEAR(issue[0][r] + cases[k].streams * in.host.event_us, issue[1][r], 1e-6);
+                timeline_free(&tls[r]);
+            }
+            free(in.ops);
+            plan_free(&plan);
+        }
+    }
+}
+
 /* Breadth-first issue (issue_reorder_us): a copy or kernel call whose stream's op before it
  * in the rep was not the call just before costs the host that much more. async_v2 over N
  * streams has 2N of them a rep (every kernel and every D2H: the first kernel follows the
@@ -1696,6 +1732,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(a_large_arrays_first_calls_cost_the_host_more),
     TEST_ENTRY(each_copy_direction_pays_its_own_setup),
     TEST_ENTRY(the_hosts_share_runs_at_the_machines_cpu_rate),
+    TEST_ENTRY(non_blocking_streams_cost_an_end_event_each),
     TEST_ENTRY(breadth_first_calls_cost_the_host_more),
     TEST_ENTRY(a_simulated_result_gives_its_host_pace_band),
     TEST_ENTRY(a_simulated_result_names_the_models_queue_count),
