@@ -618,9 +618,11 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
      * it, over 2^20 elements (a 2^22 run's quarter: over 2^22 three calibrations on a lent
      * H200's host read 2.2-2.5 ns a blog element where its host_overlap runs took 1.4 at
      * most); the median of 9, per element (the compute kernel's per round).
-     * Last: measured before the kernels, everything after it came out slow on a lent H100
-     * (GPU-a893228d, 2026-11-27: zero-copy 31.1 GB/s where 37 calibrations read 39.4-42.2,
-     * the host's copy and launch 3.0 and 6.0 us): OpenMP's workers outlive the region. */
+     * Last: measured before the kernels, what was measured after it came out slow on a lent
+     * H100 (GPU-a893228d, 2026-11-27: zero-copy 31.1 GB/s where 37 calibrations read
+     * 39.4-42.2, the host's copy and launch 3.0 and 6.0 us; OpenMP's workers outlive the
+     * region, the likely cause, not shown); placed last, eleven calibrations since read
+     * zero-copy at 41.7-42.1. */
     {
         uint64_t n = (uint64_t)(bytes / sizeof(float)) < CAL_HOST_ELEMS ? bytes / sizeof(float) : CAL_HOST_ELEMS;
         for (int k = 0; k < KERNEL__COUNT; k++) {
