@@ -34,6 +34,30 @@ static double host_ns_per_elem(const spec_t *spec, const calibration_t *c) {
     return spec->kernel == KERNEL_COMPUTE ? ns * spec->kernel_iters : ns;
 }
 
+/* An SM runs a kernel at its full throughput from this share of its threads resident (a
+ * quarter: 512 of 2048), and in proportion below it. */
+#define SIM_SM_SATURATION 0.25
+
+/* The share of the GPU's throughput a grid of `blocks` (of `threads` each, at most `bps` to
+ * an SM) uses alone: the SMs it covers, each at the throughput its resident threads give.
+ * Until 2026-11-27 it was the blocks over the GPU's capacity in blocks, so a max-occupancy
+ * grid shared by 8 streams (132 blocks of 256 on an H100, one an SM) ran at an eighth of the
+ * GPU; the lent H100s and H200s ran async_v1 2^25 x8 with it 2-8% slower than with chunk
+ * launches, where the sim made it 11-14% (make bench-wide: +7..+11% against the runs, now
+ * -4..0%). The seeds' 40 tables (chunk launches, grids of 64 blocks and up) did not move. */
+static double grid_fill(double blocks, const device_info_t *dev, int bps, int threads) {
+    double capacity = (double)dev->sm_count * bps, fill = capacity > 0 ? blocks / capacity : 1;
+    if (dev->sm_count > 0 && dev->max_threads_per_sm > 0 && blocks > 0) {
+        double covered = fmin(blocks, (double)dev->sm_count);
+        double per_sm = fmin((double)bps, blocks / covered);
+        double occupancy = per_sm * threads / dev->max_threads_per_sm;
+        fill = covered / dev->sm_count * fmin(1.0, occupancy / SIM_SM_SATURATION);
+    }
+    if (fill > 1) fill = 1;
+    if (capacity > 0 && fill < 1.0 / capacity) fill = 1.0 / capacity;
+    return fill;
+}
+
 void sim_device_for(const machine_info_t *m, const spec_t *spec, int device_index, device_info_t *out) {
     int idx = spec->devices[device_index < spec->device_count ? device_index : 0];
     if (m->backend == BACKEND_SIM && idx < m->device_count) {
@@ -143,7 +167,6 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
         zc_gbps = h100.calib.zero_copy_gbps;
     }
     int bps = plan_blocks_per_sm(dev, spec->block_size);
-    double capacity = (double)dev->sm_count * bps;
     bool seen[PLAN_SYNC + 1] = {false}; /* the first H2D, kernel and D2H of the plan (a rep) */
     for (size_t i = 0; i < plan->count; i++) {
         const plan_op_t *p = &plan->ops[i];
@@ -166,9 +189,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
             o->threads_per_block = spec->block_size;
             /* Work in proportion to elements, done at the rate of the GPU fraction the
              * grid fills: four quarter-GPU kernels side by side match one full kernel. */
-            double fill = (double)o->blocks / capacity;
-            if (fill > 1) fill = 1;
-            if (fill < 1.0 / capacity) fill = 1.0 / capacity;
+            double fill = grid_fill((double)o->blocks, dev, bps, spec->block_size);
             double work_us = (double)p->count * per_elem_ns / 1e3;
             /* zero_copy: the kernel's loads and stores cross PCIe, both directions at
              * once at the calibrated zero-copy rate when its grid fills the GPU (the rate

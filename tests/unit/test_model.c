@@ -867,11 +867,12 @@ TEST(repetitions_carry_the_devices_state) {
 }
 
 /* The sim runs a spec's warm-ups and reps back to back. On the H100 profile without its
- * large-array host extra, 2^25 async_v1 x256 from a cold device runs 4.03 ms, and from the
- * second repetition on 4.39 (the kernel channels' order left by the previous repetition
- * holds more kernels behind others; the lent H100s' tables: 4.18-4.33 ms); every measured
- * rep is the warm one. (With the extra, a rep's first calls leave the same order cold and
- * warm: 4.19 both.) */
+ * large-array host extra, 2^25 async_v1 x256 from a cold device runs 4.39 ms, and from the
+ * second repetition on 4.03 (the kernel channels' order left by the previous repetition;
+ * the lent H100s' tables: 4.18-4.33 ms); every measured rep is the warm one. Before the
+ * kernels' share of the GPU counted the SMs a grid covers (2026-11-27) it was the other way
+ * round, 4.03 cold and 4.39 warm: what is checked is that the device's state carries. (With
+ * the extra, a rep's first calls leave the same order cold and warm: 4.19 both.) */
 TEST(the_sims_reps_are_warm) {
     machine_info_t m;
     spec_t s;
@@ -886,7 +887,7 @@ TEST(the_sims_reps_are_warm) {
     CHECK_INT(SL_OK, sim_model_input(&s, &plan, &m.devices[0], &in, &err));
     CHECK_INT(SL_OK, model_simulate(&in, &cold, &err));
     CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
-    CHECK(r.total_ms.median > 1.05 * cold.total_us / 1e3);
+    CHECK(fabs(r.total_ms.median / (cold.total_us / 1e3) - 1) > 0.05);
     CHECK_NEAR(r.total_ms.min, r.total_ms.max, 1e-9);
     CHECK_INT(3, r.reps);
     result_free(&r);
