@@ -10,7 +10,8 @@ BENCH_GPU_FLAGS ?= --json $(BUILD)/bench/gpu.jsonl
 # what bench_gpu and bench_sim link beside their own source and the core
 BENCH_C_SUPPORT := bench/ref_client.c bench/bench_opts.c
 
-$(BENCH_GPU_BIN): bench/bench_gpu.c $(BENCH_C_SUPPORT) $(BENCH_C_SUPPORT:.c=.h) $(CORE_OBJ) $(wildcard gpu/*.h)
+# each C benchmark (bench_gpu, bench_sim, bench_wide): its own source, the support and the core
+$(BUILD)/bench/bench_%: bench/bench_%.c $(BENCH_C_SUPPORT) $(BENCH_C_SUPPORT:.c=.h) $(CORE_OBJ) $(wildcard gpu/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< $(BENCH_C_SUPPORT) $(CORE_OBJ) $(BENCH_GPU_LIBS)
 
@@ -24,9 +25,6 @@ $(BENCH_GPU_BIN): bench/bench_gpu.c $(BENCH_C_SUPPORT) $(BENCH_C_SUPPORT:.c=.h) 
 # how far the same machine moves from one loan to the next.
 BENCH_SIM_BIN := $(BUILD)/bench/bench_sim
 PROFILE_NAME ?= $(shell hostname)
-$(BENCH_SIM_BIN): bench/bench_sim.c $(BENCH_C_SUPPORT) $(BENCH_C_SUPPORT:.c=.h) $(CORE_OBJ) $(wildcard gpu/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< $(BENCH_C_SUPPORT) $(CORE_OBJ) $(BENCH_GPU_LIBS)
 
 .PHONY: bench-sim
 bench-sim: $(BENCH_SIM_BIN)
@@ -53,9 +51,6 @@ BENCH_WIDE_BIN := $(BUILD)/bench/bench_wide
 # ... and, first, what a pageable copy costs as a pipeline makes it, against the calibration's
 # way of timing it (plain CUDA, bench/probe_pageable.cu)
 BENCH_PAGEABLE_BIN := $(BUILD)/bench/probe_pageable
-$(BENCH_WIDE_BIN): bench/bench_wide.c $(BENCH_C_SUPPORT) $(BENCH_C_SUPPORT:.c=.h) $(CORE_OBJ) $(wildcard gpu/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -I. $(LDFLAGS) -o $@ $< $(BENCH_C_SUPPORT) $(CORE_OBJ) $(BENCH_GPU_LIBS)
 
 .PHONY: bench-wide
 bench-wide: $(BENCH_WIDE_BIN)

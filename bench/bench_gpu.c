@@ -35,8 +35,6 @@
 #include <errno.h>
 #include <jansson.h>
 #include <omp.h>
-#include <pthread.h>
-#include <sched.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -245,16 +243,7 @@ int main(int argc, char **argv) {
         (void)omp_get_thread_num();
     }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    bench_cpu = cpu_arg == -2 ? (int)(ncpu - 1) : cpu_arg;
-    if (bench_cpu >= 0) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(bench_cpu, &one);
-        if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) {
-            fprintf(stderr, "bench_gpu: cannot pin to CPU %d: running unpinned\n", bench_cpu);
-            bench_cpu = -1;
-        }
-    }
+    bench_cpu = bench_pin_cpu(cpu_arg == -2 ? (int)(ncpu - 1) : cpu_arg, "bench_gpu");
     printf("issuing from CPU %d (both programs)%s\n", bench_cpu, bench_cpu < 0 ? ": unpinned" : "");
     ref_proc_t rp = {0, NULL, NULL, 0};
     ref_proc_t rp_b = {0, NULL, NULL, 0};

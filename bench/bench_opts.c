@@ -2,6 +2,9 @@
 #include "bench_opts.h"
 
 #include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,4 +49,25 @@ int bench_options(int argc, char **argv, const bench_opt_t *opts, int nopts, con
         }
     }
     return 0;
+}
+
+int bench_pin_cpu(int cpu, const char *prog) {
+    if (cpu < 0)
+        return -1;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) {
+        fprintf(stderr, "%s: cannot pin to CPU %d: running unpinned\n", prog, cpu);
+        return -1;
+    }
+    return cpu;
+}
+
+json_t *bench_load_json(const char *path, const char *prog) {
+    json_error_t jerr;
+    json_t *j = json_load_file(path, 0, &jerr);
+    if (!j)
+        fprintf(stderr, "%s: %s: line %d: %s\n", prog, path, jerr.line, jerr.text);
+    return j;
 }

@@ -1,5 +1,6 @@
-/* bench_opts.h — the command-line options of the C benchmarks (bench_gpu, bench_sim), from
- * one table per program instead of a chain of strcmp()s in each. */
+/* bench_opts.h — what the C benchmarks (bench_gpu, bench_sim, bench_wide) share besides the
+ * reference client: their command-line options, from one table per program instead of a
+ * chain of strcmp()s in each; pinning the issuing thread to a CPU; reading a JSON file. */
 #ifndef STREAMLAB_BENCH_OPTS_H
 #define STREAMLAB_BENCH_OPTS_H
 
@@ -19,5 +20,13 @@ typedef struct bench_opt {
  * prints usage to stderr and returns -1. */
 int bench_options(int argc, char **argv, const bench_opt_t *opts, int nopts, const char **pos, int maxpos,
                   int *npos, const char *usage);
+
+/* Pin the calling thread (and the threads it starts after) to CPU cpu: cpu, or -1 (said on
+ * stderr, naming prog) where it cannot be pinned; -1 for a cpu below 0 (unpinned). */
+int bench_pin_cpu(int cpu, const char *prog);
+
+struct json_t;
+/* The JSON file at path, or NULL (said on stderr with the line at fault, naming prog). */
+struct json_t *bench_load_json(const char *path, const char *prog);
 
 #endif

@@ -34,8 +34,6 @@
  * (default 120; 0: not), until its host-bound points are steady (see ref_overlap.cu). */
 #include <jansson.h>
 #include <math.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,14 +258,6 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
     return met ? 0 : 1;
 }
 
-static json_t *load(const char *path) {
-    json_error_t jerr;
-    json_t *j = json_load_file(path, 0, &jerr);
-    if (!j)
-        fprintf(stderr, "bench_sim: %s: line %d: %s\n", path, jerr.line, jerr.text);
-    return j;
-}
-
 /* The profile's large-array host extra and breadth-first call from its reference table
  * (profile_refit_large_host, profile_refit_reorder), the first said beside what the
  * calibration measured; 0, or -1 where the table has too few points. */
@@ -328,16 +318,7 @@ int main(int argc, char **argv) {
          * as bench_gpu's two programs do: on the lent VMs the host's issue rate moved by
          * up to 40% with placement (the reference's 2^22 x256: 1.87 ms pinned, 2.54 not) */
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        int cpu = cpu_arg == -2 ? (int)(ncpu - 1) : cpu_arg;
-        if (cpu >= 0) {
-            cpu_set_t one;
-            CPU_ZERO(&one);
-            CPU_SET(cpu, &one);
-            if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) {
-                fprintf(stderr, "bench_sim: cannot pin to CPU %d: running unpinned\n", cpu);
-                cpu = -1;
-            }
-        }
+        int cpu = bench_pin_cpu(cpu_arg == -2 ? (int)(ncpu - 1) : cpu_arg, "bench_sim");
         machine_discover(&m, false, name);
         if (m.backend != BACKEND_CUDA) {
             printf("bench-sim: no GPU here: nothing to measure (simulating the shipped profiles instead)\n");
@@ -386,11 +367,11 @@ int main(int argc, char **argv) {
             nprofiles = 0;
         }
     }
-    json_t *against = against_path ? load(against_path) : NULL;
+    json_t *against = against_path ? bench_load_json(against_path, "bench_sim") : NULL;
     if (against_path && !against)
         return 1;
     for (int i = 0; i < nprofiles; i++) {
-        json_t *p = load(profiles[i]);
+        json_t *p = bench_load_json(profiles[i], "bench_sim");
         if (p && refit_files && (refit(p, profiles[i]) || json_dump_file(p, profiles[i], JSON_INDENT(1)) != 0)) {
             fprintf(stderr, "bench_sim: %s: not refitted\n", profiles[i]);
             json_decref(p);

@@ -25,8 +25,6 @@
  *                   [--with PROFILE] [--json FILE] [DATA...] */
 #include <jansson.h>
 #include <math.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,14 +275,6 @@ static int evaluate(const json_t *profile, const char *sim_label, const json_t *
     return 0;
 }
 
-static json_t *load(const char *path) {
-    json_error_t jerr;
-    json_t *j = json_load_file(path, 0, &jerr);
-    if (!j)
-        fprintf(stderr, "bench_wide: %s: line %d: %s\n", path, jerr.line, jerr.text);
-    return j;
-}
-
 int main(int argc, char **argv) {
     const char *out_path = NULL, *name = NULL, *json_path = NULL, *with_path = NULL, *data_paths[16];
     int ndata = 0, rounds = 3, reps = 10, cpu = -1;
@@ -308,7 +298,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_wide: cannot write %s\n", json_path);
         return 1;
     }
-    json_t *with = with_path ? load(with_path) : NULL;
+    json_t *with = with_path ? bench_load_json(with_path, "bench_wide") : NULL;
     if (with_path && !with)
         return 1;
     int rc = 0;
@@ -316,15 +306,7 @@ int main(int argc, char **argv) {
         static machine_info_t m;
         /* unpinned, as the service runs (--cpu N: the calibration and the runs from CPU N;
          * host_overlap's OpenMP share then runs there too, on one CPU) */
-        if (cpu >= 0) {
-            cpu_set_t one;
-            CPU_ZERO(&one);
-            CPU_SET(cpu, &one);
-            if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) {
-                fprintf(stderr, "bench_wide: cannot pin to CPU %d: running unpinned\n", cpu);
-                cpu = -1;
-            }
-        }
+        cpu = bench_pin_cpu(cpu, "bench_wide");
         machine_discover(&m, false, name);
         if (m.backend != BACKEND_CUDA) {
             printf("bench-wide: no GPU here: nothing to measure\n");
@@ -348,7 +330,7 @@ int main(int argc, char **argv) {
         }
     }
     for (int i = 0; rc == 0 && i < ndata; i++) {
-        json_t *d = load(data_paths[i]);
+        json_t *d = bench_load_json(data_paths[i], "bench_wide");
         rc = d ? evaluate(d, "its own calibration", d, data_paths[i], jf) : -1;
         if (rc == 0 && with)
             rc = evaluate(with, with_path, d, data_paths[i], jf);
