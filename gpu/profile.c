@@ -29,10 +29,18 @@ static const struct {
 #undef CF
 };
 
+/* A per-kernel table ({"blog": .., "fill": .., "compute": ..}), or NULL out of memory. */
+static json_t *per_kernel_json(const double v[KERNEL__COUNT]) {
+    json_t *t = json_object();
+    for (int k = 0; t && k < KERNEL__COUNT; k++)
+        json_object_set_new(t, kernel_names[k], json_real(v[k]));
+    return t;
+}
+
 static json_t *calibration_to_json(const calibration_t *c) {
     if (!c->valid)
         return json_null();
-    json_t *j = json_object(), *kernel_ns = json_object();
+    json_t *j = json_object(), *kernel_ns = per_kernel_json(c->kernel_ns_per_elem);
     if (!j || !kernel_ns) {
         json_decref(j);
         json_decref(kernel_ns);
@@ -41,12 +49,8 @@ static json_t *calibration_to_json(const calibration_t *c) {
     for (size_t i = 0; i < sizeof calib_fields / sizeof calib_fields[0]; i++)
         json_object_set_new(j, calib_fields[i].name,
                             json_real(*(const double *)((const char *)c + calib_fields[i].offset)));
-    for (int k = 0; k < KERNEL__COUNT; k++)
-        json_object_set_new(kernel_ns, kernel_names[k], json_real(c->kernel_ns_per_elem[k]));
     json_object_set_new(j, "kernel_ns_per_elem", kernel_ns);
-    json_t *host_ns = json_object();
-    for (int k = 0; host_ns && k < KERNEL__COUNT; k++)
-        json_object_set_new(host_ns, kernel_names[k], json_real(c->host_ns_per_elem[k]));
+    json_t *host_ns = per_kernel_json(c->host_ns_per_elem);
     json_object_set_new(j, "host_ns_per_elem", host_ns ? host_ns : json_null());
     json_object_set_new(j, "samples", json_integer(c->samples));
     return j;
