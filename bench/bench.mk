@@ -115,11 +115,14 @@ BENCH_SMALL_BIN := $(BUILD)/bench/probe_small
 # an unwritten array, the host starting 0.1 or 0.3 ms ahead (bench/probe_head.cu)
 BENCH_HEAD_BIN := $(BUILD)/bench/probe_head
 
+# ... and the seeds' pipeline on arrays of 2^20 to 2^23, issued and gated (bench/probe_sizes.cu)
+BENCH_SIZES_BIN := $(BUILD)/bench/probe_sizes
+
 .PHONY: bench-copies
-bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN) $(BENCH_SMALL_BIN) $(BENCH_HEAD_BIN)
+bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN) $(BENCH_SMALL_BIN) $(BENCH_HEAD_BIN) $(BENCH_SIZES_BIN)
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
 	  echo "bench-copies: skipped (no GPU)"; else $(BENCH_COPIES_BIN) 15 && $(BENCH_STREAMS_BIN) 11 && \
-	  $(BENCH_PIPE_BIN) 11 && $(BENCH_SMALL_BIN) 21 && $(BENCH_HEAD_BIN) 9; fi
+	  $(BENCH_PIPE_BIN) 11 && $(BENCH_SMALL_BIN) 21 && $(BENCH_HEAD_BIN) 9 && $(BENCH_SIZES_BIN) 15; fi
 
 # What issuing a chunk of the seeds' step costs the host, by size, streams, what the host did
 # before the rep and whether the device's queue was full (plain CUDA, bench/probe_host.cu).

@@ -27,9 +27,9 @@ static inline void probe_seeds_streams(int n, cudaStream_t *ps, cudaEvent_t *pe)
  * seeds' kernel, D2H back into hf; depth-first, or (v2) all H2Ds, then all kernels, then all
  * D2Hs. Every stream first waits for e0, recorded on s0 behind whatever the caller queued
  * there (a spin gates the pipeline: every op is queued before any runs), and is joined back
- * into s0 through pe[i]. The ms from e0 to e1, recorded after the join. */
-static inline float probe_seeds_pipeline(float *hf, float *df, size_t n, int S, int v2, cudaStream_t s0,
-                                         cudaStream_t *ps, cudaEvent_t *pe, cudaEvent_t e0, cudaEvent_t e1) {
+ * into s0 through pe[i]; e1 is recorded after the join. Returns once all is queued. */
+static inline void probe_seeds_issue(float *hf, float *df, size_t n, int S, int v2, cudaStream_t s0, cudaStream_t *ps,
+                                     cudaEvent_t *pe, cudaEvent_t e0, cudaEvent_t e1) {
     size_t chunk = n / S;
     CK(cudaEventRecord(e0, s0));
     for (int i = 0; i < S; i++) CK(cudaStreamWaitEvent(ps[i], e0, 0));
@@ -45,6 +45,12 @@ static inline float probe_seeds_pipeline(float *hf, float *df, size_t n, int S, 
         CK(cudaStreamWaitEvent(s0, pe[i], 0));
     }
     CK(cudaEventRecord(e1, s0));
+}
+
+/* probe_seeds_issue, then wait for it: the ms from e0 to e1. */
+static inline float probe_seeds_pipeline(float *hf, float *df, size_t n, int S, int v2, cudaStream_t s0,
+                                         cudaStream_t *ps, cudaEvent_t *pe, cudaEvent_t e0, cudaEvent_t e1) {
+    probe_seeds_issue(hf, df, n, S, v2, s0, ps, pe, e0, e1);
     CK(cudaEventSynchronize(e1));
     float ms = 0;
     CK(cudaEventElapsedTime(&ms, e0, e1));
