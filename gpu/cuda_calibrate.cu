@@ -366,36 +366,39 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
     /* The host array as a pipeline finds it: every rep memsets it first, and an H2D then
      * reads lines still dirty in the CPU's cache (the lent H100's 16 MiB H2D: 343 us after
      * a memset against 304 clean, CUPTI, 2026-11-24). h_b is clean (only DMA wrote it);
-     * h_a is memset just before its copy. 16 MiB gives the cost per dirty MiB; a larger
-     * array (128 MiB, the seeds' 2^25) gives how much of it is still dirty. */
+     * h_a is memset just before its copy. The extra sits on the array's last MiB, those the
+     * memset wrote last: CUPTI put 17 us on the last 1 MiB chunk of a 4 MiB array, 33 on the
+     * last 2 MiB of 8 and 31 on the last 4 MiB of 16, the chunks before them paying about
+     * nothing (lent H100 GPU-2b7c6390, 2026-11-27). So a 1 MiB array gives the price of a
+     * dirty MiB, and 16 MiB and a larger array (128 MiB, the seeds' 2^25) how many MiB pay
+     * it. Calibrations before 2026-11-27 took the price from 16 MiB, as if all 16 were dirty
+     * (2.4 us a MiB where the last MiB pays 17). */
     {
-        enum { DIRTY_REPS = 11 }; /* a 40 us effect on a noisy machine: the median of 11 */
-        size_t small = 16u << 20, large = bytes < (128u << 20) ? bytes : (128u << 20);
-        double ex_small[DIRTY_REPS], ex_large[DIRTY_REPS];
-        for (int r = -1; r < DIRTY_REPS; r++) {
-            double clean = 0, dirty = 0, clean_l = 0, dirty_l = 0;
-            if ((rc = time_batch(d_a, h_b, small, 1, cudaMemcpyHostToDevice, s0, e0, e1, &clean, err)))
-                goto cleanup;
-            memset(h_a, r & 0x7f, small);
-            if ((rc = time_batch(d_a, h_a, small, 1, cudaMemcpyHostToDevice, s0, e0, e1, &dirty, err)))
-                goto cleanup;
-            if ((rc = time_batch(d_a, h_b, large, 1, cudaMemcpyHostToDevice, s0, e0, e1, &clean_l, err)))
-                goto cleanup;
-            memset(h_a, r & 0x7f, large);
-            if ((rc = time_batch(d_a, h_a, large, 1, cudaMemcpyHostToDevice, s0, e0, e1, &dirty_l, err)))
-                goto cleanup;
-            if (r >= 0) {
-                ex_small[r] = dirty - clean;
-                ex_large[r] = dirty_l - clean_l;
+        enum { DIRTY_REPS = 11 }; /* a 20-40 us effect on a noisy machine: the median of 11 */
+        size_t sizes[3] = {1u << 20, 16u << 20, bytes < (128u << 20) ? bytes : (128u << 20)};
+        double ex[3][DIRTY_REPS], med[3];
+        for (int r = -1; r < DIRTY_REPS; r++)
+            for (int k = 0; k < 3; k++) {
+                double clean = 0, dirty = 0;
+                if ((rc = time_batch(d_a, h_b, sizes[k], 1, cudaMemcpyHostToDevice, s0, e0, e1, &clean, err)))
+                    goto cleanup;
+                memset(h_a, r & 0x7f, sizes[k]);
+                if ((rc = time_batch(d_a, h_a, sizes[k], 1, cudaMemcpyHostToDevice, s0, e0, e1, &dirty, err)))
+                    goto cleanup;
+                if (r >= 0)
+                    ex[k][r] = dirty - clean;
             }
+        for (int k = 0; k < 3; k++) {
+            qsort(ex[k], DIRTY_REPS, sizeof ex[k][0], cmp_double_cal);
+            med[k] = ex[k][DIRTY_REPS / 2];
         }
-        qsort(ex_small, DIRTY_REPS, sizeof ex_small[0], cmp_double_cal);
-        qsort(ex_large, DIRTY_REPS, sizeof ex_large[0], cmp_double_cal);
-        double per_mib = ex_small[DIRTY_REPS / 2] / (double)(small >> 20);
-        if (per_mib > 0) {
-            c.dirty_h2d_us_per_mib = per_mib;
-            c.dirty_cache_mib = fmin((double)(large >> 20), fmax((double)(small >> 20),
-                                                                 ex_large[DIRTY_REPS / 2] / per_mib));
+        double total = fmax(med[1], med[2]), large_mib = (double)(sizes[2] >> 20);
+        if (med[0] > 0 && total > 0) {
+            c.dirty_h2d_us_per_mib = med[0];
+            c.dirty_cache_mib = fmin(large_mib, fmax(1.0, total / med[0]));
+        } else if (med[1] > 0) { /* no tail seen: the 16 MiB array's extra over all of it */
+            c.dirty_h2d_us_per_mib = med[1] / 16.0;
+            c.dirty_cache_mib = fmin(large_mib, fmax(16.0, med[2] / c.dirty_h2d_us_per_mib));
         }
     }
     /* pageable: the driver stages through its own pinned buffers, the CPU copying between
