@@ -10,6 +10,10 @@
  * and simulated from this machine's calibration, taken in the same run. The files measured
  * on 2026-11-27 ran with trace_ops all (a traced rep before every clean one), which their
  * "program" says; since then each point also keeps its clean reps' host issue (issue_us).
+ * Since 2026-11-27 02:29 five more points: the blocking twins of the non-blocking and the
+ * compute-kernel async_v2 x32 points, measured in the same round, and 2^20 over one stream,
+ * 2^21 and 2^23 over four (the small arrays where the sim ran 22-29% quick); older files
+ * lack them and are simulated as they are.
  *
  * On a GPU host (--measure): calibrate, measure every point --rounds times (rounds
  * interleaved over the points, so that a slow spell of the machine falls on all alike;
@@ -50,6 +54,7 @@ static const char *const WIDE[] = {
     "streams async_v1 25 8 default_stream=legacy",
     "streams async_v1 22 8 stream_flags=non_blocking",
     "streams async_v2 22 32 stream_flags=non_blocking",
+    "streams async_v2 22 32",
     "streams async_v2 22 8 flush=stream_query",
     "streams async_v2 25 8 flush=stream_query",
     "launch async_v1 25 8 launch=max_occupancy",
@@ -59,6 +64,7 @@ static const char *const WIDE[] = {
     "kernel async_v1 22 8 kernel=compute kernel_iters=64",
     "kernel async_v1 25 8 kernel=compute kernel_iters=64",
     "kernel async_v2 25 32 kernel=compute kernel_iters=16",
+    "kernel async_v2 25 32",
     "variant round_robin 25 4 chunks=64",
     "variant round_robin 22 8 chunks=256",
     "variant engine_streams 25 1 chunks=16",
@@ -68,6 +74,9 @@ static const char *const WIDE[] = {
     "variant host_overlap 22 4 host_share=0.25",
     "size async_v1 20 4",
     "size async_v2 20 4",
+    "size async_v1 20 1",
+    "size async_v1 21 4",
+    "size async_v1 23 4",
     "size async_v1 24 16",
     "size sequential 27 1",
     "size async_v1 27 8",
