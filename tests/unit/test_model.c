@@ -1086,7 +1086,7 @@ TEST(memset_arrays_copy_slower_to_the_device) {
     spec_t s;
     sim_setup(&m, &s, VARIANT_SEQUENTIAL, 1u << 22);
     calibration_t *c = &m.devices[0].calib;
-    CHECK(c->dirty_cache_mib > 0);
+    CHECK(c->dirty_cache_mib > 0 && c->dirty_cache_mib < 4); /* the shipped H100: its last MiB */
     result_t r;
     sl_error_t err = {0};
     CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
