@@ -114,6 +114,12 @@ static int cmp_double_cal(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* The median of n measures (the upper one of an even n), v sorted in place. */
+static double median_cal(double *v, int n) {
+    qsort(v, (size_t)n, sizeof v[0], cmp_double_cal);
+    return v[n / 2];
+}
+
 /* The seeds' depth-first step over n elements in `streams` chunks (H2D from h, the blog
  * kernel, D2H into back; chunk i into ps[i]) from an idle device: the host's time to
  * issue it, in *us. Where start is given, the step opens as the seeds' rep does: h's n
@@ -299,15 +305,13 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                 if (r >= 0)
                     extra[nextra++] = each_dir[dir][r] = (many - one) / (SETUP_COPIES - 1);
             }
-        qsort(extra, (size_t)nextra, sizeof extra[0], cmp_double_cal);
-        c.copy_setup_us = extra[nextra / 2] > 0 ? extra[nextra / 2] : 0;
+        c.copy_setup_us = fmax(0.0, median_cal(extra, nextra));
         /* and each direction's own: the sim's copies pay their direction's (CUPTI, lent H100
          * GPU-b6a67520, 2026-11-26: 64 KiB copies in 2^22 async_v2 x256 took 3.84 us H2D and
          * 2.82 D2H, where one pooled set-up gives both about 4.3). Fourteen calibrations of three
          * lent H100s and two H200s (2026-11-26/27): H2D 2.46-2.86 us, D2H 1.68-2.16. */
         for (int dir = 0; dir < 2; dir++) {
-            qsort(each_dir[dir], CAL_REPS, sizeof each_dir[dir][0], cmp_double_cal);
-            double v = each_dir[dir][CAL_REPS / 2];
+            double v = median_cal(each_dir[dir], CAL_REPS);
             *(dir == 0 ? &c.copy_setup_h2d_us : &c.copy_setup_d2h_us) = v > 0 ? v : 0.001;
         }
         /* and with the other direction copying too, each direction in its own stream: on
@@ -325,8 +329,7 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
             if (r >= 0)
                 extra[nextra++] = (fmax(many[0], many[1]) - fmax(one[0], one[1])) / (SETUP_COPIES - 1);
         }
-        qsort(extra, (size_t)nextra, sizeof extra[0], cmp_double_cal);
-        c.copy_setup_both_us = extra[nextra / 2] > 0 ? extra[nextra / 2] : 0;
+        c.copy_setup_both_us = fmax(0.0, median_cal(extra, nextra));
     }
     /* The same copies both ways at once, each into a stream of its own, as every
      * multi-stream pipeline issues them, against each direction's copies in one stream:
@@ -360,8 +363,7 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
             if (r >= 0)
                 extra[nextra++] = (us[1] - us[0]) / SW;
         }
-        qsort(extra, (size_t)nextra, sizeof extra[0], cmp_double_cal);
-        c.copy_switch_us = extra[nextra / 2] > 0 ? extra[nextra / 2] : 0;
+        c.copy_switch_us = fmax(0.0, median_cal(extra, nextra));
     }
     /* The host array as a pipeline finds it: every rep memsets it first, and an H2D then
      * reads lines still dirty in the CPU's cache (the lent H100's 16 MiB H2D: 343 us after
@@ -388,10 +390,8 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                 if (r >= 0)
                     ex[k][r] = dirty - clean;
             }
-        for (int k = 0; k < 3; k++) {
-            qsort(ex[k], DIRTY_REPS, sizeof ex[k][0], cmp_double_cal);
-            med[k] = ex[k][DIRTY_REPS / 2];
-        }
+        for (int k = 0; k < 3; k++)
+            med[k] = median_cal(ex[k], DIRTY_REPS);
         double total = fmax(med[1], med[2]), large_mib = (double)(sizes[2] >> 20);
         if (med[0] > 0 && total > 0) {
             c.dirty_h2d_us_per_mib = med[0];
@@ -426,10 +426,8 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                 if (r >= 0)
                     gb[dir][r] = us > 0 ? (double)pbytes / (us * 1e3) : 0;
             }
-        qsort(gb[0], CAL_PAGEABLE_REPS, sizeof gb[0][0], cmp_double_cal);
-        qsort(gb[1], CAL_PAGEABLE_REPS, sizeof gb[1][0], cmp_double_cal);
-        c.pageable_h2d_gbps = gb[0][CAL_PAGEABLE_REPS / 2];
-        c.pageable_d2h_gbps = gb[1][CAL_PAGEABLE_REPS / 2];
+        c.pageable_h2d_gbps = median_cal(gb[0], CAL_PAGEABLE_REPS);
+        c.pageable_d2h_gbps = median_cal(gb[1], CAL_PAGEABLE_REPS);
     }
     /* kernels: one chunk launch (block 256) over the seeds' 2^25 elements; median. Each
      * rep runs on the input a pipeline's kernel sees (its memset byte, kernels.h): the
@@ -518,10 +516,8 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
             }
         }
         CUDA_CHECK(cudaStreamSynchronize(s0));
-        qsort(copy_us, BATCHES, sizeof copy_us[0], cmp_double_cal);
-        qsort(launch_us, BATCHES, sizeof launch_us[0], cmp_double_cal);
-        c.copy_submit_us = copy_us[BATCHES / 2];
-        c.kernel_launch_us = launch_us[BATCHES / 2];
+        c.copy_submit_us = median_cal(copy_us, BATCHES);
+        c.kernel_launch_us = median_cal(launch_us, BATCHES);
         /* A pipeline issues otherwise: H2D, kernel, D2H of small chunks, each into the next
          * of many streams, and what that costs a call is not what one-stream batches say:
          * on one lent H100 3.6-3.8 us a call where the batches said 2.3 and 4.8; on others
@@ -549,8 +545,7 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                 chunk_us[r] = us / PSTREAMS;
         }
         CUDA_CHECK(cudaDeviceSynchronize());
-        qsort(chunk_us, BATCHES, sizeof chunk_us[0], cmp_double_cal);
-        double per_chunk = chunk_us[BATCHES / 2], ratio = c.copy_submit_us > 0 ? c.kernel_launch_us / c.copy_submit_us : 1;
+        double per_chunk = median_cal(chunk_us, BATCHES), ratio = c.copy_submit_us > 0 ? c.kernel_launch_us / c.copy_submit_us : 1;
         if (per_chunk > 0) {
             c.copy_submit_us = per_chunk / (2 + ratio);
             c.kernel_launch_us = ratio * c.copy_submit_us;
@@ -639,8 +634,7 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                 if (r >= 0)
                     ns[r] = us * 1e3 / (double)n / iters;
             }
-            qsort(ns, CAL_HOST_REPS, sizeof ns[0], cmp_double_cal);
-            c.host_ns_per_elem[k] = ns[CAL_HOST_REPS / 2];
+            c.host_ns_per_elem[k] = median_cal(ns, CAL_HOST_REPS);
         }
     }
     c.samples = CAL_REPS;
