@@ -138,10 +138,6 @@ typedef struct cupti_rep {
     double total_us;
 } cupti_rep_t;
 
-static bool is_device_op(plan_kind_t k) {
-    return k == PLAN_H2D || k == PLAN_KERNEL || k == PLAN_D2H;
-}
-
 /* The share an op's events belong to: by chunk, so that a chunk's ops (its stream's,
  * in async_v1/v2) come from one rep and keep their order. */
 static int share_of_chunk(int chunk, int shares) {
@@ -250,7 +246,7 @@ static int timeline_from_cupti(run_t *r, cupti_record_t *recs, size_t n, timelin
             a = b;
             continue;
         }
-        while (oi < p->count && !is_device_op(p->ops[oi].kind)) {
+        while (oi < p->count && !plan_is_device_op(p->ops[oi].kind)) {
             if (p->ops[oi].kind == PLAN_HOST && push_host_op(r, oi, tl))
                 return sl_error_set(err, SL_E_NOMEM, "", "out of memory building a timeline");
             oi++;
@@ -278,7 +274,7 @@ static int timeline_from_cupti(run_t *r, cupti_record_t *recs, size_t n, timelin
         a = b;
     }
     for (; oi < p->count; oi++) {
-        if (is_device_op(p->ops[oi].kind))
+        if (plan_is_device_op(p->ops[oi].kind))
             return sl_error_set(err, SL_E_DEVICE, "timing", "CUPTI reported %zu of the plan's %zu copies and kernels",
                                 tl->count, r->device_ops);
         if (p->ops[oi].kind == PLAN_HOST && push_host_op(r, oi, tl))
@@ -359,7 +355,7 @@ static void correct_engine_queues(run_t *r, size_t last) {
     size_t n = 0;
     for (size_t i = 0; i < last; i++) {
         const plan_op_t *op = &p->ops[i];
-        if (!is_device_op(op->kind) || i == r->skip_op)
+        if (!plan_is_device_op(op->kind) || i == r->skip_op)
             continue;
         r->slots[n].device = op->device;
         r->slots[n].engine = (int)op_kind_of(op->kind);
@@ -472,7 +468,7 @@ static int build_timeline(run_t *r, size_t last, timeline_t *tl) {
                 return SL_E_NOMEM;
             continue;
         }
-        if (!is_device_op(op->kind) || i == r->skip_op)
+        if (!plan_is_device_op(op->kind) || i == r->skip_op)
             continue;
         op_event_t ev = {op->device,
                          op->stream,
@@ -508,7 +504,7 @@ static const char *graph_unfit(const run_t *r) {
         const plan_op_t *op = &p->ops[i];
         if (op->kind == PLAN_HOST || op->kind == PLAN_QUERY || (op->kind == PLAN_SYNC && i + 1 < p->count))
             return "host work, queries or synchronisation inside the plan";
-        if (is_device_op(op->kind) && (op->blocking || op->stream == PLAN_STREAM_DEFAULT))
+        if (plan_is_device_op(op->kind) && (op->blocking || op->stream == PLAN_STREAM_DEFAULT))
             return "ops on the default stream";
     }
     return NULL;
@@ -536,7 +532,7 @@ static int capture_graph(run_t *r, sl_error_t *err) {
     for (int st = 0; st < dc->nstreams; st++)
         CUDA_CHECK(cudaStreamWaitEvent(dc->streams[st], r->graph_fork, 0));
     for (size_t i = 0; i < p->count; i++) {
-        if (!is_device_op(p->ops[i].kind))
+        if (!plan_is_device_op(p->ops[i].kind))
             continue;
         rc = issue_device_op(r, i, dc->streams[p->ops[i].stream], false, 0, err);
         if (rc)
@@ -695,7 +691,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
         cur = -1;
         for (size_t i = 0; i < last; i++) {
             const plan_op_t *op = &p->ops[i];
-            if (!is_device_op(op->kind) || i == r->skip_op || !op_timed(r, i))
+            if (!plan_is_device_op(op->kind) || i == r->skip_op || !op_timed(r, i))
                 continue;
             dev_ctx_t *dc = &r->dev[op->device];
             if (op->device != cur) {
@@ -904,7 +900,7 @@ static int setup_device(run_t *r, int d, sl_error_t *err) {
     dc->hi = 0;
     for (size_t i = 0; i < p->count; i++) {
         const plan_op_t *op = &p->ops[i];
-        if (op->device != d || !is_device_op(op->kind))
+        if (op->device != d || !plan_is_device_op(op->kind))
             continue;
         if (op->offset < dc->lo) dc->lo = op->offset;
         if (op->offset + op->count > dc->hi) dc->hi = op->offset + op->count;
@@ -931,8 +927,8 @@ static int setup_device(run_t *r, int d, sl_error_t *err) {
         kernel_stream = (bool *)calloc((size_t)dc->nstreams, sizeof *kernel_stream);
         if (!dc->streams || !dc->stream_end || !dc->last_op || !kernel_stream)
             SL_FAIL(SL_E_NOMEM, "out of memory creating %d streams", dc->nstreams);
+        plan_stream_last_ops(p, d, dc->last_op);
         for (int st = 0; st < dc->nstreams; st++) {
-            dc->last_op[st] = -1;
             CUDA_CHECK(sl_stream_create(&dc->streams[st], flags));
             if (!r->blocking_streams)
                 CUDA_CHECK(sl_event_create(&dc->stream_end[st], cudaEventDefault));
@@ -940,10 +936,8 @@ static int setup_device(run_t *r, int d, sl_error_t *err) {
     }
     for (size_t i = 0; i < p->count; i++) {
         const plan_op_t *op = &p->ops[i];
-        if (op->device != d || !is_device_op(op->kind))
+        if (op->device != d || !plan_is_device_op(op->kind))
             continue;
-        if (op->stream >= 0)
-            dc->last_op[op->stream] = (int)i;
         if (op->kind == PLAN_KERNEL) {
             if (op->stream >= 0)
                 kernel_stream[op->stream] = true;
@@ -1049,7 +1043,7 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
                 share_ms[r->share] = ms;
                 share_issue[r->share] = r->issue_us;
                 for (size_t i = 0; i < last; i++)
-                    if (is_device_op(p->ops[i].kind) && op_timed(r, i)) {
+                    if (plan_is_device_op(p->ops[i].kind) && op_timed(r, i)) {
                         r->best_start_us[i] = r->ev_start_us[i];
                         r->best_end_us[i] = r->ev_end_us[i];
                     }
@@ -1083,7 +1077,7 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
             whole_ms = ms;
             whole_issue = r->issue_us;
             for (size_t i = 0; i < last; i++)
-                if (is_device_op(p->ops[i].kind)) {
+                if (plan_is_device_op(p->ops[i].kind)) {
                     r->best_start_us[i] = r->ev_start_us[i];
                     r->best_end_us[i] = r->ev_end_us[i];
                 }
@@ -1101,7 +1095,7 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
     for (int j = 0; j < r->shares; j++)
         st->off += best[j] > SHARE_TOL;
     for (size_t i = 0; i < last; i++)
-        if (is_device_op(p->ops[i].kind)) {
+        if (plan_is_device_op(p->ops[i].kind)) {
             r->ev_start_us[i] = r->best_start_us[i];
             r->ev_end_us[i] = r->best_end_us[i];
         }
@@ -1134,7 +1128,7 @@ static int sample_shares(const plan_t *p, double clean_ms, double spread_ms, dou
         added_ms = fmax(added_ms, issue_added_ms);
     int chunks = 1;
     for (size_t i = 0; i < p->count; i++)
-        if (is_device_op(p->ops[i].kind) && p->ops[i].chunk + 1 > chunks)
+        if (plan_is_device_op(p->ops[i].kind) && p->ops[i].chunk + 1 > chunks)
             chunks = p->ops[i].chunk + 1;
     if (!(clean_ms > 0) || !(added_ms > 0))
         return 1;
@@ -1206,7 +1200,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
             op->stream >= plan->streams || op->wait_event >= plan->events || op->record_event >= plan->events ||
             op->offset + op->count > spec->size)
             return sl_error_set(err, SL_E_INTERNAL, "", "plan op %zu is out of range", i);
-        if (is_device_op(op->kind))
+        if (plan_is_device_op(op->kind))
             r.device_ops++;
         if (op->kind == PLAN_HOST)
             have_host_ops = true;
@@ -1311,7 +1305,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
             !r.best_start_us || !r.best_end_us)
             SL_FAIL(SL_E_NOMEM, "out of memory for %zu events", 2 * plan->count);
         for (size_t i = 0; i < plan->count; i++) {
-            if (!is_device_op(plan->ops[i].kind))
+            if (!plan_is_device_op(plan->ops[i].kind))
                 continue;
             CUDA_CHECK(cudaSetDevice(r.dev[plan->ops[i].device].ordinal));
             CUDA_CHECK(sl_event_create(&r.op_ev[2 * i], cudaEventDefault));

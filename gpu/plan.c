@@ -350,3 +350,17 @@ int plan_check_coverage(const plan_t *p, sl_error_t *err) {
     free(r);
     return rc;
 }
+
+bool plan_is_device_op(plan_kind_t kind) {
+    return kind == PLAN_H2D || kind == PLAN_KERNEL || kind == PLAN_D2H;
+}
+
+void plan_stream_last_ops(const plan_t *plan, int device, int *last) {
+    for (int st = 0; st < plan->streams; st++)
+        last[st] = -1;
+    for (size_t i = 0; i < plan->count; i++) {
+        const plan_op_t *op = &plan->ops[i];
+        if (op->device == device && plan_is_device_op(op->kind) && op->stream >= 0 && op->stream < plan->streams)
+            last[op->stream] = (int)i;
+    }
+}

@@ -56,6 +56,12 @@ void plan_free(plan_t *plan);
 /* Every element in [0, size) is covered by exactly one kernel or host op, and each
  * device-side kernel chunk has its H2D and D2H over the same range (zero_copy: none). */
 int plan_check_coverage(const plan_t *plan, sl_error_t *err);
+/* A copy or a kernel: the ops that run on the device, in a stream. */
+bool plan_is_device_op(plan_kind_t kind);
+/* Each of device's streams' last copy or kernel in the plan: last[st] its index, -1 where
+ * the stream has none (last holds plan->streams entries). The CUDA backend records an
+ * event there on non-blocking streams, and the sim charges it. */
+void plan_stream_last_ops(const plan_t *plan, int device, int *last);
 /* Chunk c of n over size elements: the first size % n chunks get one more element. */
 void plan_chunk_range(uint64_t size, int n, int c, uint64_t *offset, uint64_t *count);
 /* Chunk c of a spec's chunks over size elements: even, or with the first and last

@@ -218,23 +218,19 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
      * async_v2 over 32 such streams ran 0.833 ms where blocking ones ran 0.781 (lent H100
      * GPU-54cd77b7, 2026-11-27), the sim 0.691 for both (make bench-wide). */
     if (spec->stream_flags == SFLAGS_NON_BLOCKING && plan->streams > 0) {
-        int nd = plan->devices > 0 ? plan->devices : 1;
-        bool *ended = calloc((size_t)nd * (size_t)plan->streams, sizeof *ended);
-        if (!ended) {
+        int *last = malloc((size_t)plan->streams * sizeof *last);
+        if (!last) {
             free(in->ops);
             in->ops = NULL;
             return sl_error_set(err, SL_E_NOMEM, "", "out of memory");
         }
-        for (size_t i = plan->count; i-- > 0;) { /* each stream's last copy or kernel */
-            const plan_op_t *p = &plan->ops[i];
-            if (p->stream < 0 || p->stream >= plan->streams || p->device < 0 || p->device >= nd ||
-                !(p->kind == PLAN_H2D || p->kind == PLAN_KERNEL || p->kind == PLAN_D2H))
-                continue;
-            bool *e = &ended[p->device * plan->streams + p->stream];
-            in->ops[i].end_event = !*e;
-            *e = true;
+        for (int d = 0; d < (plan->devices > 0 ? plan->devices : 1); d++) {
+            plan_stream_last_ops(plan, d, last);
+            for (int st = 0; st < plan->streams; st++)
+                if (last[st] >= 0)
+                    in->ops[last[st]].end_event = true;
         }
-        free(ended);
+        free(last);
     }
     return SL_OK;
 }
