@@ -277,13 +277,12 @@ typedef struct calibration {
     double dirty_h2d_us_per_mib;     /* an H2D of host memory the host has just written (the
                                       * pipelines memset their array before each rep) costs
                                       * this much more per MiB still dirty in the CPU's cache,
-                                      * the array's last MiB: 17 us for the last MiB on a lent
-                                      * H100 (a 1 MiB array; calibrations before 2026-11-27:
-                                      * a 16 MiB array's extra over all 16, 2.4); 0: not
-                                      * measured */
+                                      * the array's last MiB: 17-25 us on lent H100s (from a
+                                      * 1 MiB array; calibrations before 2026-11-27: a 16 MiB
+                                      * array's extra over all 16, 2.4); 0: not measured */
     double dirty_cache_mib;          /* how many of an array's last MiB pay it: the larger of
                                       * a 16 and a 128 MiB array's extra, in MiB at that price
-                                      * (about 2 on lent H100s; before 2026-11-27 at least 16) */
+                                      * (1-1.8 on lent H100s; before 2026-11-27 at least 16) */
     double host_copy_gbps;           /* the machine's: GB/s every device moves together while
                                       * all of them copy both ways at once (both directions,
                                       * summed over devices), the host side's limit; 0: one

@@ -1120,6 +1120,17 @@ TEST(memset_arrays_copy_slower_to_the_device) {
     CHECK_NEAR(10.0, h2d[2] - h2d[0], 1e-6);
     CHECK_NEAR(20.0, h2d[3] - h2d[0], 1e-6);
     free(in.ops);
+
+    /* pageable: the driver's staging, priced by its own rate, pays nothing for the tail */
+    s.host_memory = HOSTMEM_PAGEABLE;
+    CHECK_INT(SL_OK, sim_model_input(&s, &plan, &m.devices[0], &in, &err));
+    n = 0;
+    for (size_t i = 0; i < in.count; i++)
+        if (in.ops[i].kind == PLAN_H2D && n < 4)
+            h2d[n++] = in.ops[i].alone_us;
+    CHECK_INT(4, n);
+    CHECK_NEAR(h2d[0], h2d[3], 1e-9);
+    free(in.ops);
     plan_free(&plan);
 }
 
