@@ -197,6 +197,19 @@ def _one_more(port):
         s.close()
 
 
+def _health_within_deadline(port):
+    """GET /api/health on a new connection each time until it answers 200 or RUN_DEADLINE_S
+    passes: the last reply (None where the server closed without one)."""
+    end = time.monotonic() + RUN_DEADLINE_S
+    r = None
+    while time.monotonic() < end:
+        r = raw_http(port, "GET", "/api/health")
+        if r is not None and r.status == 200:
+            break
+        time.sleep(0.05)
+    return r
+
+
 def _answers(socks, wait_s=3):
     """Send a keep-alive GET on each socket; how many got a 200 (the others were closed,
     reset, or held back without an answer within wait_s)."""
@@ -241,13 +254,7 @@ def test_connection_limit_refuses_more_and_the_server_stays_up(make_server, flag
     # the probe's own connection is released when the server sees it close; with the limit
     # shared out among the pool's threads, a request right after it can still meet a full
     # thread (an ASAN build once did): asked again until the deadline, as above
-    end = time.monotonic() + RUN_DEADLINE_S
-    r = None
-    while time.monotonic() < end:
-        r = raw_http(srv.port, "GET", "/api/health")
-        if r is not None and r.status == 200:
-            break
-        time.sleep(0.05)
+    r = _health_within_deadline(srv.port)
     check(r is not None and r.status == 200 and json.loads(r.body).get("status") == "ok", "ok",
           r and r.describe(), "health at the end")
 
@@ -268,13 +275,7 @@ def test_many_connections_at_once_leave_the_store_whole(make_server):
             pass
     for s in socks:
         s.close()
-    end = time.monotonic() + RUN_DEADLINE_S
-    r = None
-    while time.monotonic() < end:
-        r = raw_http(srv.port, "GET", "/api/health")
-        if r is not None and r.status == 200:
-            break
-        time.sleep(0.05)
+    r = _health_within_deadline(srv.port)
     check(r is not None and r.status == 200, 200, r and r.describe(), "health after 300 dropped connections")
     after = db_row_counts(srv.db)
     check(after == before, before, after, "row counts after 300 dropped connections")
