@@ -54,10 +54,6 @@ typedef struct sim {
     double now;
 } sim_t;
 
-static bool is_device_op(plan_kind_t k) {
-    return k == PLAN_H2D || k == PLAN_KERNEL || k == PLAN_D2H;
-}
-
 static bool is_copy(plan_kind_t k) {
     return k == PLAN_H2D || k == PLAN_D2H;
 }
@@ -150,7 +146,7 @@ static bool legacy_all_before_done(const sim_t *s, size_t i) {
     const model_op_t *op = &s->in->ops[i];
     for (size_t j = 0; j < i; j++) {
         const model_op_t *pj = &s->in->ops[j];
-        if (!is_device_op(pj->kind) || pj->device != op->device || pj->non_blocking_stream)
+        if (!plan_is_device_op(pj->kind) || pj->device != op->device || pj->non_blocking_stream)
             continue;
         if (signal_time(s, (int)j, (int)i) > s->now + EPS)
             return false;
@@ -312,7 +308,7 @@ static int prepare(sim_t *s, sl_error_t *err) {
             break;
         }
         o->remaining = op->alone_us;
-        if (!is_device_op(op->kind)) {
+        if (!plan_is_device_op(op->kind)) {
             if (op->kind != PLAN_KERNEL)
                 run_start = -1;
             continue;
@@ -593,7 +589,7 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
     const model_host_t *hc = &in->host;
     size_t n = in->count, hi = 0, done_count = 0, device_ops = 0;
     for (size_t i = 0; i < n; i++)
-        if (is_device_op(in->ops[i].kind))
+        if (plan_is_device_op(in->ops[i].kind))
             device_ops++;
     double host_t = 0;
     /* breadth-first issue (model_host_t.reorder_us): the last copy or kernel the host issued
@@ -618,7 +614,7 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
             }
             if (op->host_us >= 0 && op->kind != PLAN_HOST)
                 cost = op->host_us;
-            if (is_device_op(op->kind)) {
+            if (plan_is_device_op(op->kind)) {
                 cost += op->first_of_kind ? hc->first_us : hc->call_us;
                 if (o->prev_stream >= rep_first && o->prev_stream != last_call)
                     cost += hc->reorder_us;
@@ -644,10 +640,10 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
                 host_t += cost;
                 o->issued = true;
                 o->submit = host_t;
-                issued_device_ops += is_device_op(op->kind);
+                issued_device_ops += plan_is_device_op(op->kind);
                 if (host_done)
                     host_done[hi] = host_t;
-                if (is_device_op(op->kind) && op->blocking)
+                if (plan_is_device_op(op->kind) && op->blocking)
                     waiting = (int)hi;
             }
             hi++;
@@ -736,7 +732,7 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
         for (size_t i = 0; i < n && rc == SL_OK; i++) {
             const model_op_t *op = &in->ops[i];
             const op_state_t *o = &s.st[i];
-            if (!is_device_op(op->kind) && op->kind != PLAN_HOST)
+            if (!plan_is_device_op(op->kind) && op->kind != PLAN_HOST)
                 continue;
             op_event_t ev = {
                 .device = op->device,
@@ -774,7 +770,7 @@ int model_simulate_reps(const model_input_t *in, int warmup, int reps, timeline_
         return sl_error_set(err, SL_E_INVALID, "ops", "a repeated plan ends with a synchronise");
     size_t per = in->count, runs = (size_t)warmup + (size_t)reps, n = per * runs, per_tl = 0;
     for (size_t i = 0; i < per; i++)
-        per_tl += is_device_op(in->ops[i].kind) || in->ops[i].kind == PLAN_HOST;
+        per_tl += plan_is_device_op(in->ops[i].kind) || in->ops[i].kind == PLAN_HOST;
     model_input_t all = *in;
     model_op_t *ops = malloc(n * sizeof *ops);
     double *host_done = calloc(n, sizeof *host_done);
@@ -806,7 +802,7 @@ int model_simulate_reps(const model_input_t *in, int warmup, int reps, timeline_
             if (issue_us) { /* from the rep's start to the return of its last device op's issue */
                 double last = start;
                 for (size_t i = r * per; i < (r + 1) * per; i++)
-                    if (is_device_op(all.ops[i].kind))
+                    if (plan_is_device_op(all.ops[i].kind))
                         last = fmax(last, host_done[i]);
                 issue_us[r - (size_t)warmup] = last - start;
             }

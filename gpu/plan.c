@@ -351,10 +351,6 @@ int plan_check_coverage(const plan_t *p, sl_error_t *err) {
     return rc;
 }
 
-bool plan_is_device_op(plan_kind_t kind) {
-    return kind == PLAN_H2D || kind == PLAN_KERNEL || kind == PLAN_D2H;
-}
-
 void plan_stream_last_ops(const plan_t *plan, int device, int *last) {
     for (int st = 0; st < plan->streams; st++)
         last[st] = -1;

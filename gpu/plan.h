@@ -57,7 +57,9 @@ void plan_free(plan_t *plan);
  * device-side kernel chunk has its H2D and D2H over the same range (zero_copy: none). */
 int plan_check_coverage(const plan_t *plan, sl_error_t *err);
 /* A copy or a kernel: the ops that run on the device, in a stream. */
-bool plan_is_device_op(plan_kind_t kind);
+static inline bool plan_is_device_op(plan_kind_t kind) {
+    return kind == PLAN_H2D || kind == PLAN_KERNEL || kind == PLAN_D2H;
+}
 /* Each of device's streams' last copy or kernel in the plan: last[st] its index, -1 where
  * the stream has none (last holds plan->streams entries). The CUDA backend records an
  * event there on non-blocking streams, and the sim charges it. */
