@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,44 @@
 
 #include "kernels.h"
 #include "cpu.h"
+
+/* The CPUs the process may use, read before main runs (before any thread is pinned). */
+static cpu_set_t process_cpus;
+static bool process_cpus_known;
+
+__attribute__((constructor)) static void read_process_cpus(void) {
+    process_cpus_known = sched_getaffinity(0, sizeof process_cpus, &process_cpus) == 0;
+}
+
+void cpu_team_open(cpu_team_t *t) {
+    t->widened = false;
+    if (!process_cpus_known || pthread_getaffinity_np(pthread_self(), sizeof t->saved, &t->saved) != 0 ||
+        CPU_EQUAL(&t->saved, &process_cpus))
+        return;
+    t->widened = pthread_setaffinity_np(pthread_self(), sizeof process_cpus, &process_cpus) == 0;
+}
+
+void cpu_team_close(cpu_team_t *t) {
+    if (t->widened && pthread_setaffinity_np(pthread_self(), sizeof t->saved, &t->saved) == 0)
+        t->widened = false;
+}
+
+int cpu_team_cpus(int nthreads) {
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    cpu_team_t team;
+    cpu_team_open(&team);
+#pragma omp parallel num_threads(nthreads)
+    {
+        cpu_set_t mine;
+        if (pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) == 0) {
+#pragma omp critical(cpu_team_cpus)
+            CPU_OR(&all, &all, &mine);
+        }
+    }
+    cpu_team_close(&team);
+    return CPU_COUNT(&all);
+}
 
 static double now_us(void) {
     struct timespec ts;
@@ -45,6 +84,7 @@ int cpu_run(const spec_t *spec, const machine_info_t *m, result_t *res, sl_error
     (void)m;
     uint64_t n = spec->size;
     int nthreads = omp_get_max_threads();
+    cpu_team_t team = {.widened = false};
     int cap = spec->reps_auto ? (spec->reps > 0 ? spec->reps : REPS_AUTO_MAX) : spec->reps;
     float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
     double *tstart = calloc((size_t)nthreads, sizeof(double)), *tend = calloc((size_t)nthreads, sizeof(double));
@@ -58,6 +98,8 @@ int cpu_run(const spec_t *spec, const machine_info_t *m, result_t *res, sl_error
         goto cleanup;
     }
     res->backend = BACKEND_CPU;
+    int cpus = cpu_team_cpus(nthreads); /* the team's CPUs, said in the result */
+    cpu_team_open(&team);
 #pragma omp parallel for num_threads(nthreads)
     for (uint64_t i = 0; i < n; i++)
         in[i] = kernel_input((int)spec->kernel, i);
@@ -104,9 +146,10 @@ int cpu_run(const spec_t *spec, const machine_info_t *m, result_t *res, sl_error
     result_summarise(res);
     res->verified = true;
     snprintf(res->verification, sizeof res->verification, "cpu_reference");
-    res->extra = json_pack("{s:i, s:s, s:b}", "threads", nthreads, "timer", "clock_monotonic",
+    res->extra = json_pack("{s:i, s:i, s:s, s:b}", "threads", nthreads, "cpus", cpus, "timer", "clock_monotonic",
                            "reps_auto", spec->reps_auto);
 cleanup:
+    cpu_team_close(&team);
     free(in);
     free(out);
     free(tstart);

@@ -1,10 +1,39 @@
-/* cpu.h — the CPU baseline (gpu/cpu.c). Only the gpu/ C files include it. */
+/* cpu.h — the CPU baseline (gpu/cpu.c), and the CPUs an OpenMP team of the host's work runs
+ * on. Only gpu/ includes it. */
 #ifndef STREAMLAB_CPU_H
 #define STREAMLAB_CPU_H
 
+#include <sched.h>
+#include <stdbool.h>
+
 #include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* The CPU baseline: the kernel over the array with OpenMP, timed and verified. */
 int cpu_run(const spec_t *spec, const machine_info_t *m, result_t *out, sl_error_t *err);
+
+/* An OpenMP team made by a thread pinned to one CPU (--worker-cpu, the benchmarks' issuing
+ * thread) inherits that one CPU: libgomp starts its threads with their maker's affinity. On
+ * a lent H100's 16 CPUs the calibration's host rate, pinned, read 121.7 ns a blog element,
+ * where unpinned it reads 1.0-1.4 (2026-11-27, GPU-a3eb1f87; bench_wide's pinned
+ * host_overlap: 87 ms against 1.1-1.4). cpu_team_open gives the calling thread every CPU
+ * the process had at its start for the length of a parallel region, so the team it makes
+ * (and keeps) spans them; cpu_team_close pins it back. Where the thread already has them,
+ * both do nothing. */
+typedef struct {
+    cpu_set_t saved;
+    bool widened;
+} cpu_team_t;
+void cpu_team_open(cpu_team_t *t);
+void cpu_team_close(cpu_team_t *t);
+/* How many CPUs the threads of an OpenMP team of nthreads may run on, all together. */
+int cpu_team_cpus(int nthreads);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -12,6 +12,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "cpu.h"
 #include "cuda_internal.h"
 #include "kernels.h"
 
@@ -22,11 +23,15 @@ double cuda_now_us(void) {
 }
 
 void cuda_host_apply(int kernel, int iters, const float *in, float *out, uint64_t first, uint64_t count) {
-    /* the host's share of host_overlap: part of the experiment, OpenMP as the seeds do */
+    /* the host's share of host_overlap: part of the experiment, OpenMP as the seeds do, on
+     * the process's CPUs even where the issuing thread is pinned (cpu_team_open) */
     long long lo = (long long)first, hi = (long long)(first + count);
+    cpu_team_t team;
+    cpu_team_open(&team);
 #pragma omp parallel for schedule(static)
     for (long long i = lo; i < hi; i++)
         out[i] = kernel_apply(kernel, iters, (uint64_t)i, in[i]);
+    cpu_team_close(&team);
 }
 
 /* The untimed host work (input, reference, verification) runs on plain threads

@@ -79,3 +79,19 @@ def test_bad_values_exit_2_and_serve_nothing(tmp_path):
         code, out, err = run_cli(argv, timeout=30)
         check(code == 2 and says in err, f"exit 2 saying {says!r}", (code, err[-400:]), f"--worker-cpu {value}")
         check(not os.path.exists(srv.db), "no store created", srv.db, f"--worker-cpu {value}")
+
+
+def test_the_pinned_workers_openmp_work_runs_on_every_cpu(make_server):
+    """The worker is pinned, but the OpenMP team it makes for the host's work (the cpu variant, host_overlap's
+    share) is not: libgomp starts its threads with their maker's CPUs, so a pinned worker's team shared its one
+    CPU (a lent H100's calibration, pinned, read the host's rate 100 times slow)."""
+    mine = os.sched_getaffinity(0)
+    cpu = max(mine)
+    srv = make_server(extra=("--worker-cpu", str(cpu)))
+    eid = srv.post("/api/experiments", {"variant": "cpu", "size": 65536, "reps": 2}).json()["id"]
+    e = srv.wait_done(eid)
+    check(e["status"] == "done", "done", e["status"], "the cpu variant on the pinned worker")
+    extra = e["result"]["extra"]
+    check(extra.get("cpus") == len(mine), f"its threads on all {len(mine)} CPUs", extra, "result.extra")
+    t = threads(srv.proc.pid)
+    check(str(cpu) in t.get("sl-worker0", []), f"the worker still pinned to CPU {cpu}", t, "the server's threads")
