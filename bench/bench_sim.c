@@ -7,7 +7,10 @@
  *
  * On a GPU host (--measure): calibrate this machine as streamlab does, measure the
  * reference table (--rounds rounds interleaved over the points, each the median of --reps
- * reps), write the profile with the table inside (--out), then simulate it. Anywhere
+ * reps), write the profile with the table inside (--out), then simulate it. The profile's
+ * calibration is the median of --calibrations (default 3) calibrations, field by field
+ * (calibration_median): one calibration can catch a spell (a lent H100's drew a copy's set-up
+ * both ways at 15.7 us, three minutes later 3.9, 2026-11-27). Anywhere
  * else: each PROFILE given (the shipped ones, in the profiles folder) against the table it
  * carries, measured on its machine the day the profile was made.
  *
@@ -29,7 +32,7 @@
  * already written (each file rewritten in place), then each simulated as without it.
  *
  * usage: bench_sim [--measure --ref PATH --out FILE --name NAME [--rounds R] [--reps N]
- *                  [--cpu N] [--settle S]] [--refit] [--against OTHER] [--json FILE] [PROFILE...]
+ *                  [--cpu N] [--settle S] [--calibrations N]] [--refit] [--against OTHER] [--json FILE] [PROFILE...]
  * --settle S: before it calibrates, the reference settles the machine for up to S seconds
  * (default 120; 0: not), until its host-bound points are steady (see ref_overlap.cu). */
 #include <jansson.h>
@@ -46,6 +49,7 @@
 #define TARGET_MEDIAN 0.03
 #define TARGET_MAX 0.10
 #define MAX_ROUNDS 15
+#define MAX_CALIBRATIONS 9
 
 static const char *const ref_names[] = {"seq", "v1", "v2"};
 static const variant_t variants[] = {VARIANT_SEQUENTIAL, VARIANT_ASYNC_V1, VARIANT_ASYNC_V2};
@@ -287,10 +291,57 @@ static int refit(json_t *p, const char *what) {
     return 0;
 }
 
+/* The machine calibrated ncal times, each GPU's calibration the median of them field by field;
+ * says which fields the calibrations disagreed on by more than a quarter. 0, or -1 said why. */
+static int calibrate_median(machine_info_t *m, int ncal) {
+    static calibration_t cal[SPEC_MAX_DEVICES][MAX_CALIBRATIONS];
+    for (int i = 0; i < ncal; i++) {
+        sl_error_t err = {0};
+        if (machine_calibrate(m, &err) != SL_OK) {
+            fprintf(stderr, "bench_sim: calibration failed: %s\n", err.message);
+            return -1;
+        }
+        for (int d = 0; d < m->device_count; d++)
+            cal[d][i] = m->devices[d].calib;
+    }
+    for (int d = 0; d < m->device_count; d++) {
+        json_t *each[MAX_CALIBRATIONS];
+        for (int i = 0; i < ncal; i++) {
+            m->devices[d].calib = cal[d][i];
+            each[i] = machine_to_json(m);
+        }
+        calibration_median(cal[d], ncal, &m->devices[d].calib);
+        json_t *med = machine_to_json(m);
+        json_t *mc = json_object_get(json_array_get(json_object_get(med, "gpus"), (size_t)d), "calibration");
+        const char *key;
+        json_t *v;
+        printf("bench-sim: GPU %d's calibration is the median of %d", d, ncal);
+        int odd = 0;
+        json_object_foreach(mc, key, v) {
+            if (!json_is_number(v))
+                continue;
+            double lo = 1e300, hi = -1e300;
+            for (int i = 0; i < ncal; i++) {
+                json_t *c = json_object_get(json_array_get(json_object_get(each[i], "gpus"), (size_t)d), "calibration");
+                double x = json_number_value(json_object_get(c, key));
+                lo = fmin(lo, x), hi = fmax(hi, x);
+            }
+            if (hi > 0 && lo < 0.75 * hi && hi - lo > 0.05)
+                printf("%s %s %.3g-%.3g (median %.3g)", odd++ ? "," : "; they disagreed on", key, lo, hi,
+                       json_number_value(v));
+        }
+        printf("\n");
+        for (int i = 0; i < ncal; i++)
+            json_decref(each[i]);
+        json_decref(med);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *ref_path = NULL, *out_path = NULL, *name = NULL, *json_path = NULL, *against_path = NULL;
     const char *profiles[16];
-    int nprofiles = 0, rounds = 5, reps = 20, warmup = 3, cpu_arg = -2, settle = 120;
+    int nprofiles = 0, rounds = 5, reps = 20, warmup = 3, cpu_arg = -2, settle = 120, ncal = 3;
     bool measure = false, refit_files = false;
     const bench_opt_t opts[] = {
         {"--measure", OPT_FLAG, &measure},    {"--ref", OPT_STR, &ref_path},   {"--out", OPT_STR, &out_path},
@@ -298,15 +349,20 @@ int main(int argc, char **argv) {
         {"--refit", OPT_FLAG, &refit_files},
         {"--json", OPT_STR, &json_path},      {"--rounds", OPT_INT, &rounds},  {"--reps", OPT_INT, &reps},
         {"--cpu", OPT_INT, &cpu_arg},         {"--settle", OPT_INT, &settle},
+        {"--calibrations", OPT_INT, &ncal},
     };
     if (bench_options(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), profiles, 16, &nprofiles,
                       "usage: bench_sim [--measure --ref PATH --out FILE --name NAME [--rounds R] [--reps N] "
-                      "[--cpu N] [--settle S]] [--refit] [--against PROFILE] [--json FILE] [PROFILE...]"))
+                      "[--cpu N] [--settle S] [--calibrations N]] [--refit] [--against PROFILE] [--json FILE] "
+                      "[PROFILE...]"))
         return 2;
-    if (rounds < 1 || rounds > MAX_ROUNDS || reps < 1 || settle < 0 || settle > 1800 ||
+    if (rounds < 1 || rounds > MAX_ROUNDS || reps < 1 || settle < 0 || settle > 1800 || ncal < 1 ||
+        ncal > MAX_CALIBRATIONS ||
         (measure && (!ref_path || !out_path || !name))) {
-        fprintf(stderr, "bench_sim: --measure needs --ref, --out and --name; --rounds is 1..%d; --settle 0..1800\n",
-                MAX_ROUNDS);
+        fprintf(stderr,
+                "bench_sim: --measure needs --ref, --out and --name; --rounds is 1..%d; --settle 0..1800; "
+                "--calibrations 1..%d\n",
+                MAX_ROUNDS, MAX_CALIBRATIONS);
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -342,9 +398,7 @@ int main(int argc, char **argv) {
                        "first 5 s, %.3f in its last\n",
                        settle_s, steady ? "steady" : "not steady by then", first_ms, last_ms);
             }
-            sl_error_t err = {0};
-            if (machine_calibrate(&m, &err) != SL_OK) {
-                fprintf(stderr, "bench_sim: calibration failed: %s\n", err.message);
+            if (calibrate_median(&m, ncal) != 0) {
                 ref_stop(&rp);
                 return 1;
             }

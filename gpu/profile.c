@@ -29,6 +29,63 @@ static const struct {
 #undef CF
 };
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..n) (sorted in place); n >= 1. */
+static double median_sorted(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+#define CAL_MEDIAN_MAX 16
+
+void calibration_median(const calibration_t *in, int n, calibration_t *out) {
+    if (n < 1)
+        return;
+    if (n > CAL_MEDIAN_MAX)
+        n = CAL_MEDIAN_MAX;
+    calibration_t m = in[0];
+    double v[CAL_MEDIAN_MAX];
+    for (size_t f = 0; f < sizeof calib_fields / sizeof calib_fields[0]; f++) {
+        for (int i = 0; i < n; i++)
+            v[i] = *(const double *)((const char *)&in[i] + calib_fields[f].offset);
+        *(double *)((char *)&m + calib_fields[f].offset) = median_sorted(v, n);
+    }
+    for (int k = 0; k < KERNEL__COUNT; k++) {
+        for (int i = 0; i < n; i++)
+            v[i] = in[i].kernel_ns_per_elem[k];
+        m.kernel_ns_per_elem[k] = median_sorted(v, n);
+        for (int i = 0; i < n; i++)
+            v[i] = in[i].host_ns_per_elem[k];
+        m.host_ns_per_elem[k] = median_sorted(v, n);
+    }
+    /* the just-written array's price and extent go together (their product is what a whole
+     * array pays): both from the calibration whose product is the median (the lower middle one
+     * of an even count), not the median of each, which no calibration measured */
+    int by_total[CAL_MEDIAN_MAX];
+    for (int i = 0; i < n; i++)
+        by_total[i] = i;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && in[by_total[j]].dirty_h2d_us_per_mib * in[by_total[j]].dirty_cache_mib <
+                                     in[by_total[j - 1]].dirty_h2d_us_per_mib * in[by_total[j - 1]].dirty_cache_mib;
+             j--) {
+            int t = by_total[j];
+            by_total[j] = by_total[j - 1], by_total[j - 1] = t;
+        }
+    m.dirty_h2d_us_per_mib = in[by_total[(n - 1) / 2]].dirty_h2d_us_per_mib;
+    m.dirty_cache_mib = in[by_total[(n - 1) / 2]].dirty_cache_mib;
+    m.samples = 0;
+    m.valid = true;
+    for (int i = 0; i < n; i++) {
+        m.samples += in[i].samples;
+        m.valid = m.valid && in[i].valid;
+    }
+    *out = m;
+}
+
 /* A per-kernel table ({"blog": .., "fill": .., "compute": ..}), or NULL out of memory. */
 static json_t *per_kernel_json(const double v[KERNEL__COUNT]) {
     json_t *t = json_object();

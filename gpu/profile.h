@@ -31,6 +31,12 @@ struct json_t *profile_to_json(const machine_info_t *m, const char *name, struct
  * "Simulated <its name> (profile <name>, <date>)" and its uuid SIM-<uuid>; 0 or
  * SL_E_INVALID with the field at fault. */
 int profile_machine(const struct json_t *profile, machine_info_t *m, sl_error_t *err);
+/* The median of n calibrations of one GPU, field by field, so that a spell one of them caught
+ * stays out of a profile (a lent H100's calibration drew a copy's set-up both ways at 15.7 us
+ * where the next, three minutes later, drew 3.9: its profile missed its own table by 72%,
+ * GPU-a3eb1f87, 2026-11-27). The just-written array's price and extent come together from the
+ * calibration whose product is the median. samples adds up; valid where all are. out may be in. */
+void calibration_median(const calibration_t *in, int n, calibration_t *out);
 /* The default simulated GPU (the embedded profile's first), as device `index`. */
 void profile_default_device(device_info_t *d, int index);
 /* The embedded profiles (the profiles folder at build time, the default first): how many,

@@ -1077,6 +1077,42 @@ TEST(machines_read_back_from_json) {
     json_decref(j);
 }
 
+/* A profile's calibration from several: each field's median, so one calibration that caught a
+ * spell (a copy's set-up both ways 15.7 us where the others drew 3.9-4.2) stays out. */
+TEST(a_profile_takes_the_median_of_its_calibrations) {
+    machine_info_t m;
+    machine_discover(&m, true, "median");
+    calibration_t c[3] = {m.devices[0].calib, m.devices[0].calib, m.devices[0].calib};
+    c[0].copy_setup_both_us = 15.7, c[1].copy_setup_both_us = 3.9, c[2].copy_setup_both_us = 4.2;
+    c[0].h2d_gbps = 54.8, c[1].h2d_gbps = 55.1, c[2].h2d_gbps = 55.0;
+    c[0].host_ns_per_elem[KERNEL_BLOG] = 121.7, c[1].host_ns_per_elem[KERNEL_BLOG] = 1.1,
+    c[2].host_ns_per_elem[KERNEL_BLOG] = 1.3;
+    c[0].kernel_ns_per_elem[KERNEL_FILL] = 0.003, c[1].kernel_ns_per_elem[KERNEL_FILL] = 0.002,
+    c[2].kernel_ns_per_elem[KERNEL_FILL] = 0.0025;
+    c[0].samples = c[1].samples = c[2].samples = 5;
+    /* 14.9 x 1.95, 29.6 x 1.0, 29.5 x 1.89 (GPU-e989a751's three): the pair of the median product */
+    c[0].dirty_h2d_us_per_mib = 14.9, c[0].dirty_cache_mib = 1.95;
+    c[1].dirty_h2d_us_per_mib = 29.6, c[1].dirty_cache_mib = 1.0;
+    c[2].dirty_h2d_us_per_mib = 29.5, c[2].dirty_cache_mib = 1.89;
+    calibration_t out;
+    calibration_median(c, 3, &out);
+    CHECK_NEAR(4.2, out.copy_setup_both_us, 1e-12);
+    CHECK_NEAR(55.0, out.h2d_gbps, 1e-12);
+    CHECK_NEAR(1.3, out.host_ns_per_elem[KERNEL_BLOG], 1e-12);
+    CHECK_NEAR(0.0025, out.kernel_ns_per_elem[KERNEL_FILL], 1e-12);
+    CHECK_NEAR(m.devices[0].calib.d2h_gbps, out.d2h_gbps, 1e-12); /* the same in all three */
+    CHECK_NEAR(29.6, out.dirty_h2d_us_per_mib, 1e-12); /* 29.6 us: 29.06, 29.6, 55.8 */
+    CHECK_NEAR(1.0, out.dirty_cache_mib, 1e-12);
+    CHECK_INT(15, out.samples);
+    CHECK(out.valid);
+    calibration_median(c, 2, &out); /* an even count: the middle two's mean */
+    CHECK_NEAR(9.8, out.copy_setup_both_us, 1e-12);
+    c[2].valid = false;
+    calibration_median(c, 3, c); /* in place */
+    CHECK(!c[0].valid);
+    CHECK_NEAR(4.2, c[0].copy_setup_both_us, 1e-12);
+}
+
 /* The H2D of an array the host just memset pays per MiB still dirty in its cache, its
  * last dirty_cache_mib MiB: the sequential 2^22 run (16 MiB) is that many MiB times the
  * cost per MiB longer than on the same device without it. Over 4 chunks only the copies
@@ -1766,6 +1802,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(pools_a_kernel_takes_an_idle_channel_else_waits_behind_another_streams),
     TEST_ENTRY(the_sim_is_the_h100_profile),
     TEST_ENTRY(machines_read_back_from_json),
+    TEST_ENTRY(a_profile_takes_the_median_of_its_calibrations),
     TEST_ENTRY(memset_arrays_copy_slower_to_the_device),
     TEST_ENTRY(a_large_arrays_calls_cost_the_host_more),
     TEST_ENTRY(a_large_arrays_first_calls_cost_the_host_more),
