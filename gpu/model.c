@@ -106,6 +106,7 @@ void model_default_host(model_host_t *h) {
     h->first_us = 0; /* the sim's large arrays only (gpu/sim.c) */
     h->call_us = 0;
     h->reorder_us = 0; /* none unless the machine has it (a profile's table fit) */
+    h->blocking_us = 0; /* the sim's (gpu/sim.c); a prediction's basis has none */
 }
 
 void model_params_for_device(const device_info_t *dev, model_device_t *d, model_host_t *h) {
@@ -661,8 +662,8 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
             continue;
         }
         if (waiting >= 0 && s.st[waiting].done) {
-            host_t = fmax(host_t, s.st[waiting].end);
-            if (host_done) /* a blocking op's issue returns when it is done */
+            host_t = fmax(host_t, s.st[waiting].end + hc->blocking_us);
+            if (host_done) /* a blocking op's issue returns once it is done */
                 host_done[waiting] = host_t;
             waiting = -2;
             continue;

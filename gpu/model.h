@@ -75,6 +75,8 @@ typedef struct model_host {
     double reorder_us;       /* more for a copy or kernel call whose stream's op before it in the
                               * rep (since the last synchronise) was not the call just before:
                               * breadth-first issue (calibration_t.issue_reorder_us) */
+    double blocking_us;      /* a blocking op (cudaMemcpy) returns to the host this long after it
+                              * ends: the host's next call starts no earlier */
 } model_host_t;
 
 typedef struct model_op {

@@ -17,6 +17,14 @@
  * values of the order seen on H100 traces; the predictor takes them from the trace. */
 #define SIM_COPY_LATENCY_US 2.0
 #define SIM_KERNEL_LATENCY_US 2.5
+/* A blocking cudaMemcpy (the sequential variant) returns to the host this long after its copy
+ * ends, so the host's next call starts that much later. Not yet measured per machine: fitted
+ * on the 46 tables of lent H100s and H200s in bench/data and profiles/ (2026-11-27), where the
+ * plain program's sequential rep took 18.6 us more than its async_v1 x1 at 2^22 (the median;
+ * quartiles 14.8-22.5) and 33.9 at 2^25, and the sim's 4.0 and 24.4 without it: its
+ * sequential 2^22 came out 1.77% quick (the median; at most 4.8%), with 7 us 0.14% slow (at
+ * most 3.0%); at 2^25 -0.10% and +0.16%. */
+#define SIM_BLOCKING_RETURN_US 7.0
 /* The host's time per element for host_overlap's share where the calibration has not
  * measured it (machines calibrated before 2026-11-27): blog from seed 000's OpenMP baseline
  * (218.375 ms for 2^25 elements = 6.5 ns); fill and compute assumed. */
@@ -154,6 +162,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
     in->events = plan->events;
     in->legacy_default = plan->legacy_default;
     model_params_for_device(dev, &in->dev, &in->host);
+    in->host.blocking_us = SIM_BLOCKING_RETURN_US;
     double scale = large_array_host(spec, &dev->calib, &in->host);
     in->host.copy_submit_us *= scale;
     in->host.kernel_launch_us *= scale;
@@ -291,6 +300,7 @@ static double paced_median_ms(const model_input_t *in, double scale, int warmup,
     paced.host.first_us *= scale;
     paced.host.call_us *= scale;
     paced.host.reorder_us *= scale;
+    paced.host.blocking_us *= scale;
     timeline_t *tls = calloc((size_t)reps, sizeof *tls);
     double *ms = calloc((size_t)reps, sizeof *ms), med = -1;
     sl_error_t err = {0};
