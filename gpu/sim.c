@@ -23,7 +23,8 @@
  * plain program's sequential rep took 18.6 us more than its async_v1 x1 at 2^22 (the median;
  * quartiles 14.8-22.5) and 33.9 at 2^25, and the sim's 4.0 and 24.4 without it: its
  * sequential 2^22 came out 1.77% quick (the median; at most 4.8%), with 7 us 0.14% slow (at
- * most 3.0%); at 2^25 -0.10% and +0.16%. */
+ * most 3.0%); at 2^25 -0.10% and +0.16%. A blocking H2D followed by a kernel alone gave 0.9-2.4
+ * us on a lent H100: most of it comes after the D2H (docs/METHOD.md). */
 #define SIM_BLOCKING_RETURN_US 7.0
 /* The host's time per element for host_overlap's share where the calibration has not
  * measured it (machines calibrated before 2026-11-27): blog from seed 000's OpenMP baseline
