@@ -29,15 +29,11 @@ static const struct {
 #undef CF
 };
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of v[0..n) (sorted in place); n >= 1. */
-static double median_sorted(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+/* The median of v[0..n), n >= 1 (stats_compute's: the middle two's mean of an even n). */
+static double median_of(const double *v, int n) {
+    stats_t st;
+    stats_compute(v, (size_t)n, &st);
+    return st.median;
 }
 
 #define CAL_MEDIAN_MAX 16
@@ -52,15 +48,15 @@ void calibration_median(const calibration_t *in, int n, calibration_t *out) {
     for (size_t f = 0; f < sizeof calib_fields / sizeof calib_fields[0]; f++) {
         for (int i = 0; i < n; i++)
             v[i] = *(const double *)((const char *)&in[i] + calib_fields[f].offset);
-        *(double *)((char *)&m + calib_fields[f].offset) = median_sorted(v, n);
+        *(double *)((char *)&m + calib_fields[f].offset) = median_of(v, n);
     }
     for (int k = 0; k < KERNEL__COUNT; k++) {
         for (int i = 0; i < n; i++)
             v[i] = in[i].kernel_ns_per_elem[k];
-        m.kernel_ns_per_elem[k] = median_sorted(v, n);
+        m.kernel_ns_per_elem[k] = median_of(v, n);
         for (int i = 0; i < n; i++)
             v[i] = in[i].host_ns_per_elem[k];
-        m.host_ns_per_elem[k] = median_sorted(v, n);
+        m.host_ns_per_elem[k] = median_of(v, n);
     }
     /* the just-written array's price and extent go together (their product is what a whole
      * array pays): both from the calibration whose product is the median (the lower middle one
