@@ -34,7 +34,6 @@
  * show what the comparison can resolve on this machine at each point. */
 #include <errno.h>
 #include <jansson.h>
-#include <omp.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -237,11 +236,7 @@ int main(int argc, char **argv) {
            "blog kernel %.3f ns/element\n",
            c->h2d_gbps, c->d2h_gbps, c->bidir_gbps, c->bidir_gbps_min, c->kernel_ns_per_elem[KERNEL_BLOG]);
 
-    /* OpenMP's threads first, so that they keep every CPU; then pin this thread */
-#pragma omp parallel
-    {
-        (void)omp_get_thread_num();
-    }
+    /* pin this thread (OpenMP's teams still span every CPU: cpu_team_open, gpu/cpu.c) */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     bench_cpu = bench_pin_cpu(cpu_arg == -2 ? (int)(ncpu - 1) : cpu_arg, "bench_gpu");
     printf("issuing from CPU %d (both programs)%s\n", bench_cpu, bench_cpu < 0 ? ": unpinned" : "");
