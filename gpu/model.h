@@ -17,7 +17,8 @@
  *     the queues are per engine instead, and a run of kernels issued back to back
  *     signals completion only when the run ends; the default stream has a queue of its own;
  *   - copies run on copy engines: one engine per direction when copy_engines >= 2 (both
- *     directions at once run at bidir_derate of their alone speed), a single shared engine
+ *     directions at once run at bidir_derate of their alone speed, or split by
+ *     bidir_d2h_share; a copy its source paces slower than that is not slowed), a single shared engine
  *     otherwise. With channel_pools an engine stays on the channel it served last while
  *     that channel's head is ready, else moves to the next channel by number whose head is
  *     (with every H2D queued, it drains one channel, then the next); otherwise copies run
@@ -44,7 +45,11 @@ extern "C" {
 
 typedef struct model_device {
     int copy_engines;        /* 1: shared by both directions; 2+: one per direction */
-    double bidir_derate;     /* each direction's speed while both run, over its speed alone */
+    double bidir_derate;     /* each direction's speed while both run, over its speed alone: the
+                              * mean of the two where bidir_d2h_share splits them */
+    double bidir_d2h_share;  /* of the two directions' loss while both run (2 x (1 - bidir_derate)),
+                              * the D2H's share: 0.5, each at bidir_derate; above it the D2H
+                              * slows more and the H2D less (the sim's; gpu/sim.c) */
     int connections;         /* hardware channels (CUDA_DEVICE_MAX_CONNECTIONS); 1: pre-Hyper-Q */
     bool channel_pools;      /* true: the channels are pools per kind of op (connections kernel
                               * channels, connections / 2 copy channels a direction); false: a
@@ -97,6 +102,10 @@ typedef struct model_op {
                               * event's) end and its start: the seed's h2d_ovhd, host2kern_ovhd,
                               * kern_ovhd, kern2host_ovhd, d2h_ovhd, measured from a trace */
     uint64_t bytes;
+    double paced_us;         /* copies: the part of alone_us the link does not pace (an H2D's reads
+                              * of lines the CPU's cache holds: the sim's dirty extra). While
+                              * the other direction copies, such a copy slows only as far as
+                              * the link's share falls below its own pace */
     uint64_t blocks;         /* kernels */
     int threads_per_block;   /* kernels */
     double sat_us;           /* kernels: its work at the whole GPU's throughput (elements x the

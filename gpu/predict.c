@@ -266,10 +266,13 @@ int predict_params_override(json_t *device, json_t *host, predict_params_t *p, s
     if (device) {
         static const char *const fields[] = {"copy_engines", "bidirectional_derate", "connections", "sm_count",
                                              "max_threads_per_sm", "max_blocks_per_sm", "copy_overlap_us",
-                                             "bidir_copy_us", "copy_switch_us", "channel_pools"};
+                                             "bidir_copy_us", "copy_switch_us", "channel_pools",
+                                             "bidirectional_d2h_share"};
         if ((rc = known_fields_only(device, "device", fields, (int)(sizeof fields / sizeof fields[0]), err)) ||
             (rc = override_num(device, "device", "copy_engines", 1, 16, true, &ce, err)) ||
             (rc = override_num(device, "device", "bidirectional_derate", 0.05, 1, false, &p->dev.bidir_derate, err)) ||
+            (rc = override_num(device, "device", "bidirectional_d2h_share", 0.05, 0.95, false, &p->dev.bidir_d2h_share,
+                               err)) ||
             (rc = override_num(device, "device", "connections", 1, 32, true, &conn, err)) ||
             (rc = override_num(device, "device", "sm_count", 1, 1024, true, &sm, err)) ||
             (rc = override_num(device, "device", "max_threads_per_sm", 32, 4096, true, &tps, err)) ||
@@ -327,6 +330,19 @@ static double quantile(double *v, size_t n, double q) {
 
 static op_kind_t plan_op_kind(plan_kind_t k) {
     return k == PLAN_H2D ? OP_H2D : k == PLAN_KERNEL ? OP_KERNEL : k == PLAN_D2H ? OP_D2H : OP_HOST;
+}
+
+/* What of H2D chunk c's time its source paced (model_op_t.paced_us): its time over the
+ * fastest H2D of the trace with as many bytes. A basis runs one op at a time, so an H2D
+ * slower than its twins was held by the host's side (the sim's: the array's tail, still in
+ * the CPU's cache), not by the link; beside a D2H it slows only as far as the link falls
+ * below that pace, as the sim's own copies do (gpu/sim.c). */
+static double paced_us(const trace_op_t *const *h, size_t n, size_t c) {
+    double fastest = h[c]->end_us - h[c]->start_us;
+    for (size_t i = 0; i < n; i++)
+        if (h[i]->bytes == h[c]->bytes)
+            fastest = fmin(fastest, h[i]->end_us - h[i]->start_us);
+    return fmax(0.0, (h[c]->end_us - h[c]->start_us) - fastest);
 }
 
 int predict_timeline(const trace_t *trace, const predict_params_t *p, variant_t variant, int streams, int chunks,
@@ -452,6 +468,8 @@ int predict_timeline(const trace_t *trace, const predict_params_t *p, variant_t 
         case PLAN_H2D:
             mo->bytes = (uint64_t)bytes;
             mo->alone_us = same_chunks ? h[c]->end_us - h[c]->start_us : COPY_LATENCY_US + bytes * us_per_h2d_byte;
+            if (same_chunks)
+                mo->paced_us = paced_us(h, nk, c);
             break;
         case PLAN_D2H:
             mo->bytes = (uint64_t)bytes;

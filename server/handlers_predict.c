@@ -192,9 +192,10 @@ void handle_predict(request_t *req) {
     }
     json_decref(list);
     reply_json(req, 200,
-               json_pack("{s:O, s:o, s:{s:i, s:f, s:i, s:b, s:i, s:i, s:i, s:f, s:f, s:f}, s:f}", "predictions", preds,
+               json_pack("{s:O, s:o, s:{s:i, s:f, s:f, s:i, s:b, s:i, s:i, s:i, s:f, s:f, s:f}, s:f}", "predictions", preds,
                          "derived", derived ? derived : json_null(), "device", "copy_engines", params.dev.copy_engines,
-                         "bidirectional_derate", params.dev.bidir_derate, "connections", params.dev.connections,
+                         "bidirectional_derate", params.dev.bidir_derate, "bidirectional_d2h_share",
+                         params.dev.bidir_d2h_share, "connections", params.dev.connections,
                          "channel_pools", params.dev.channel_pools,
                          "sm_count", params.dev.sm_count, "max_threads_per_sm", params.dev.max_threads_per_sm,
                          "max_blocks_per_sm", params.dev.max_blocks_per_sm, "copy_overlap_us",

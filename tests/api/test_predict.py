@@ -204,6 +204,22 @@ def test_both_ways_copy_cost_override_is_used(lab):
           "the default")
 
 
+def test_both_ways_share_override_is_used(lab):
+    """Depth-first over 8 streams the D2Hs of early chunks run beside the H2Ds of later ones.
+    Of the two directions' loss the D2H takes bidirectional_d2h_share (default 0.6, the lent
+    H100's); the answer says which it used, and a different split gives a different total."""
+    body = {"trace": make_trace(CHUNKS), "variant": "async_v1", "streams": [8], "chunks": "trace",
+            "device": {"bidirectional_derate": 0.6}}
+    default = predict(lab[0], body)
+    even = predict(lab[0], dict(body, device={"bidirectional_derate": 0.6, "bidirectional_d2h_share": 0.5}))
+    d2h = predict(lab[0], dict(body, device={"bidirectional_derate": 0.6, "bidirectional_d2h_share": 0.9}))
+    check(default["device"]["bidirectional_d2h_share"] == 0.6, 0.6, default["device"],
+          "device.bidirectional_d2h_share by default")
+    check(even["device"]["bidirectional_d2h_share"] == 0.5, 0.5, even["device"], "device.bidirectional_d2h_share")
+    totals = {k: v["predictions"][0]["total_ms"] for k, v in (("0.6", default), ("0.5", even), ("0.9", d2h))}
+    check(len(set(totals.values())) == 3, "three totals", totals, "8 streams under three splits of the loss")
+
+
 def test_kernel_time_per_element_makes_compute_bound_kernels_queue(lab):
     """Kernels whose grid fills half the GPU run two at a time by their grid alone. Given
     the kernel's time per element with the GPU to itself, each asks for the share of the
@@ -364,6 +380,9 @@ BAD = [  # (name, body or f(experiments), field; None: no field)
     ("channel-pools-null", {"trace": GOOD, "device": {"channel_pools": None}}, "device.channel_pools"),
     ("copy-engines-17", {"trace": GOOD, "device": {"copy_engines": 17}}, "device.copy_engines"),
     ("derate-2", {"trace": GOOD, "device": {"bidirectional_derate": 2}}, "device.bidirectional_derate"),
+    ("d2h-share-1", {"trace": GOOD, "device": {"bidirectional_d2h_share": 1}}, "device.bidirectional_d2h_share"),
+    ("d2h-share-a-string", {"trace": GOOD, "device": {"bidirectional_d2h_share": "0.6"}},
+     "device.bidirectional_d2h_share"),
     ("sm-count-fraction", {"trace": GOOD, "device": {"sm_count": 13.5}}, "device.sm_count"),
     ("blocks-per-sm-65", {"trace": GOOD, "device": {"max_blocks_per_sm": 65}}, "device.max_blocks_per_sm"),
     ("copy-overlap-negative", {"trace": GOOD, "device": {"copy_overlap_us": -1}}, "device.copy_overlap_us"),

@@ -21,6 +21,7 @@ static model_input_t input(model_op_t *ops, size_t n, int copy_engines, int conn
     in.dev.channel_pools = false; /* a queue per stream % connections: pencil-checkable (the
                                    * pools have tests of their own, pools_input) */
     in.dev.bidir_derate = 1.0;
+    in.dev.bidir_d2h_share = 0.5; /* each direction at the derate (the split has a test of its own) */
     in.dev.copy_overlap_us = 0; /* copies take their alone time even back to back */
     in.host = (model_host_t){0};
     return in;
@@ -265,6 +266,87 @@ TEST(bidirectional_copies_slow_each_other) {
     in.dev.copy_engines = 1; /* one engine: one after the other, at full speed */
     CHECK_NEAR(200.0, simulate(&in, &tl), 1e-6);
     timeline_free(&tl);
+}
+
+/* The two directions' loss, 2 x (1 - derate), shared as bidir_d2h_share says. H(100) and
+ * D(100), derate 0.5 (a loss of 1), the D2H's share 0.6: the H2D at 0.6 ends at 166.7, the D2H
+ * at 0.4 has moved 66.7 by then and ends alone at 200. The even split: both at 200. */
+TEST(the_d2h_takes_its_share_of_the_both_ways_loss) {
+    model_op_t ops[2] = {op(PLAN_H2D, 0, 0, 100), op(PLAN_D2H, 1, 1, 100)};
+    model_input_t in = input(ops, 2, 2, 8);
+    in.dev.bidir_derate = 0.5;
+    in.dev.bidir_d2h_share = 0.6;
+    timeline_t tl;
+    CHECK_NEAR(200.0, simulate(&in, &tl), 1e-6);
+    CHECK_NEAR(100.0 / 0.6, tl.ops[0].end_us, 1e-6);
+    CHECK_NEAR(200.0, tl.ops[1].end_us, 1e-6);
+    timeline_free(&tl);
+    in.dev.bidir_d2h_share = 0.5;
+    CHECK_NEAR(200.0, simulate(&in, &tl), 1e-6);
+    CHECK_NEAR(200.0, tl.ops[0].end_us, 1e-6);
+    timeline_free(&tl);
+    /* the default device's share: the lent H100's D2Hs lost more than its H2Ds */
+    model_device_t d;
+    model_default_device(&d);
+    CHECK(d.bidir_d2h_share > 0.5 && d.bidir_d2h_share < 1);
+}
+
+/* A copy its source paces (paced_us of its alone_us) moves at its own pace while the link
+ * gives it no less: H(200, 100 of it paced) beside D(100), derate 0.5 (each at half the link):
+ * the H2D moves at 100/200 of the link alone, so half the link slows it not at all; it ends at
+ * 200, the D2H at 100 / 0.5 = 200. Unpaced the H2D ends at 300 (100 moved by 200, 100 alone). */
+TEST(a_copy_its_source_paces_is_not_slowed_by_the_link) {
+    model_op_t ops[2] = {op(PLAN_H2D, 0, 0, 200), op(PLAN_D2H, 1, 1, 100)};
+    ops[0].paced_us = 100;
+    model_input_t in = input(ops, 2, 2, 8);
+    in.dev.bidir_derate = 0.5;
+    timeline_t tl;
+    CHECK_NEAR(200.0, simulate(&in, &tl), 1e-6);
+    CHECK_NEAR(200.0, tl.ops[0].end_us, 1e-6);
+    CHECK_NEAR(200.0, tl.ops[1].end_us, 1e-6);
+    timeline_free(&tl);
+    ops[0].paced_us = 0;
+    CHECK_NEAR(300.0, simulate(&in, &tl), 1e-6);
+    CHECK_NEAR(300.0, tl.ops[0].end_us, 1e-6);
+    timeline_free(&tl);
+    /* paced at 150/200 of the link alone, half of it slows it to 0.5 x 200/150 = 2/3 until the
+     * D2H ends at 200 (133.3 moved), then the 66.7 left alone */
+    ops[0].paced_us = 50;
+    CHECK_NEAR(200.0 + 200.0 / 3, simulate(&in, &tl), 1e-6);
+    timeline_free(&tl);
+}
+
+/* The sim paces an H2D by its dirty extra where the calibration measured a tail (the default
+ * H100's: 1.6 MiB at 23 us a MiB): at 2^22 async_v1 x4 the last chunk holds the tail and is
+ * paced, the others are not. A calibration that spread the extra over 16 MiB (before
+ * 2026-11-27) paces no copy: every chunk pays its share at the link's pace. */
+TEST(the_sim_paces_the_copy_that_reads_the_dirty_tail) {
+    machine_info_t m;
+    spec_t s;
+    sim_setup_streams(&m, &s, 1u << 22, 4);
+    plan_t plan;
+    sl_error_t err = {0};
+    CHECK_INT(SL_OK, plan_build(&s, &plan, &err));
+    device_info_t dev = m.devices[0];
+    CHECK(dev.calib.dirty_cache_mib > 0 && dev.calib.dirty_cache_mib < 16);
+    model_input_t in;
+    CHECK_INT(SL_OK, sim_model_input(&s, &plan, &dev, &in, &err));
+    int paced = 0, last_h2d = -1;
+    for (size_t i = 0; i < in.count; i++)
+        if (in.ops[i].kind == PLAN_H2D) {
+            paced += in.ops[i].paced_us > 0;
+            if (last_h2d < 0 || in.ops[i].chunk > in.ops[last_h2d].chunk)
+                last_h2d = (int)i;
+        }
+    CHECK_INT(1, paced);
+    CHECK(last_h2d >= 0 && in.ops[last_h2d].paced_us > 20);
+    free(in.ops);
+    dev.calib.dirty_h2d_us_per_mib = 2.5, dev.calib.dirty_cache_mib = 16; /* spread */
+    CHECK_INT(SL_OK, sim_model_input(&s, &plan, &dev, &in, &err));
+    for (size_t i = 0; i < in.count; i++)
+        CHECK(!(in.ops[i].paced_us > 0));
+    free(in.ops);
+    plan_free(&plan);
 }
 
 /* A copy's fixed cost grows while the other direction copies (bidir_copy_us, alone-µs),
@@ -1800,6 +1882,9 @@ static const check_test_t tests[] = {
     TEST_ENTRY(kernels_share_the_gpu_by_the_throughput_they_use),
     TEST_ENTRY(kernel_time_per_element_of_a_compute_kernel),
     TEST_ENTRY(bidirectional_copies_slow_each_other),
+    TEST_ENTRY(the_d2h_takes_its_share_of_the_both_ways_loss),
+    TEST_ENTRY(a_copy_its_source_paces_is_not_slowed_by_the_link),
+    TEST_ENTRY(the_sim_paces_the_copy_that_reads_the_dirty_tail),
     TEST_ENTRY(copies_starting_beside_the_other_direction_pay_more),
     TEST_ENTRY(the_both_ways_copy_cost_comes_from_the_calibration),
     TEST_ENTRY(host_submission_costs_serialise_issue),
