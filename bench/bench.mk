@@ -192,6 +192,13 @@ bench-calls: $(BIN) $(BENCH_REF_BIN) $(BENCH_CALLS_LIB)
 bench-order: $(BENCH_REF_BIN) $(BENCH_ORDER_LIB)
 	@python3 bench/bench_order.py $(BENCH_REF_BIN) $(BENCH_ORDER_LIB) --out $(BUILD)/bench $(BENCH_ORDER_FLAGS)
 
+# `make bench-plain-ops` (issue 18): the plain reference's ops under CUPTI, its array memset before
+# every rep and kept, beside the sim's and streamlab's own of the same points on this GPU, op by op
+# (bench/bench_plain_ops.py).
+.PHONY: bench-plain-ops
+bench-plain-ops: $(BIN) $(BENCH_REF_BIN) $(BENCH_ORDER_LIB)
+	@python3 bench/bench_plain_ops.py $(BIN) $(BENCH_REF_BIN) $(BENCH_ORDER_LIB) --out $(BUILD)/bench
+
 # `make bench-modes` (issue 18): why some many-stream points run in two modes, rep by rep: each
 # rep's total in plain CUDA (bench/probe_modes.cu) under the default queues and 32, and, from
 # CUPTI's records, the hardware channels each kind of op ran from and the kernels held behind
