@@ -231,9 +231,11 @@ export function createGantt({ ops, title, extentUs, onRange }) {
       lo = Math.max(0, mid - minSpan / 2);
       hi = lo + minSpan;
     }
-    range = [lo, hi];
+    // to the nanosecond, as the link keeps it (run.js: toFixed(3)): a dragged 135.1499 µs shown
+    // as 135.1 came back from the link as 135.150, shown as 135.2
+    range = [Math.round(lo * 1000) / 1000, Math.round(hi * 1000) / 1000];
     redraw();
-    if (notify && onRange) onRange(lo, hi, lo <= 0 && hi >= t1Max);
+    if (notify && onRange) onRange(range[0], range[1], lo <= 0 && hi >= t1Max);
   }
   function zoomAt(frac, factor) {
     const c = range[0] + frac * (range[1] - range[0]);
