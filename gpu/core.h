@@ -221,6 +221,13 @@ typedef struct calibration {
     double h2d_gbps, d2h_gbps;       /* pinned, one direction alone (peak) */
     double bidir_gbps;               /* pinned, each direction while both run (peak) */
     double bidir_gbps_min;           /* spread seen */
+    double bidir_h2d_gbps, bidir_d2h_gbps; /* each direction's own rate while the other copied too,
+                                      * from the both-ways rep that gave bidir_gbps (plan_both_ways_split).
+                                      * Kept as measured, not used: two whole-buffer copies started
+                                      * together share the link evenly (50.3 and 50.4 GB/s on lent
+                                      * H100 GPU-41f331cf, 2026-11-27), where a pipeline's D2Hs lose
+                                      * about twice what its H2Ds do (model_device_t.bidir_d2h_share,
+                                      * fitted). 0: not measured (before 2026-11-27) */
     double pageable_h2d_gbps, pageable_d2h_gbps; /* a pageable copy as a pipeline waits for it: the
                                       * host's clock around the call and its stream's sync, the
                                       * source just written (median). Until 2026-11-27 timed by
@@ -283,6 +290,15 @@ typedef struct calibration {
     double dirty_cache_mib;          /* how many of an array's last MiB pay it: the larger of
                                       * a 16 and a 128 MiB array's extra, in MiB at that price
                                       * (1-1.8 on lent H100s; before 2026-11-27 at least 16) */
+    double dirty_16mib_us, dirty_large_us; /* those two extras themselves (µs, the median): a 16
+                                      * MiB array's and the large one's (the seeds' 2^25, or the
+                                      * calibration's buffer where smaller). Kept as measured,
+                                      * not yet used: the plain program's 2^22 x1 H2D paid 31 us
+                                      * over its bytes where the calibration had 53 (lent H100
+                                      * GPU-6154e87d), 30 against 37 (16 MiB: 37.0, 128 MiB: 33.4;
+                                      * GPU-41f331cf), 2 against 32 (GPU-509a520c, whose last
+                                      * chunks paid 2-45 from point to point; 2026-11-27). 0: not
+                                      * measured */
     double host_copy_gbps;           /* the machine's: GB/s every device moves together while
                                       * all of them copy both ways at once (both directions,
                                       * summed over devices), the host side's limit; 0: one

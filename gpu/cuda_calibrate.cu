@@ -279,8 +279,10 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         if (r < 0 || us_h2d <= 0 || us_d2h <= 0)
             continue;
         g = 0.5 * ((double)bytes / (us_h2d * 1e3) + (double)bytes / (us_d2h * 1e3));
-        if (g > c.bidir_gbps)
+        if (g > c.bidir_gbps) {
             c.bidir_gbps = g;
+            plan_both_ways_split(bytes, us_h2d, us_d2h, c.h2d_gbps, c.d2h_gbps, &c.bidir_h2d_gbps, &c.bidir_d2h_gbps);
+        }
         if (g < c.bidir_gbps_min)
             c.bidir_gbps_min = g;
     }
@@ -392,6 +394,8 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
             }
         for (int k = 0; k < 3; k++)
             med[k] = median_cal(ex[k], DIRTY_REPS);
+        c.dirty_16mib_us = fmax(0.0, med[1]);
+        c.dirty_large_us = fmax(0.0, med[2]);
         double total = fmax(med[1], med[2]), large_mib = (double)(sizes[2] >> 20);
         if (med[0] > 0 && total > 0) {
             c.dirty_h2d_us_per_mib = med[0];

@@ -69,6 +69,20 @@ double plan_bidir_copy_us(const calibration_t *c, double derate) {
     return extra > 0 && isfinite(extra) ? extra : 0;
 }
 
+void plan_both_ways_split(size_t bytes, double us_h2d, double us_d2h, double h2d_alone, double d2h_alone,
+                          double *h2d, double *d2h) {
+    double b = (double)bytes / 1e3; /* GB/s x µs */
+    *h2d = *d2h = 0;
+    if (!(us_h2d > 0) || !(us_d2h > 0) || !(h2d_alone > 0) || !(d2h_alone > 0))
+        return;
+    double first = fmin(us_h2d, us_d2h), alone_us = fabs(us_h2d - us_d2h);
+    double later = (b - (us_h2d <= us_d2h ? d2h_alone : h2d_alone) * alone_us) / first;
+    if (!(later > 0) || !isfinite(later))
+        return;
+    *h2d = us_h2d <= us_d2h ? b / us_h2d : later;
+    *d2h = us_h2d <= us_d2h ? later : b / us_d2h;
+}
+
 double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, double earliest, double start,
                              double end) {
     double rate = h2d ? c->h2d_gbps : c->d2h_gbps;

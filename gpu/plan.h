@@ -73,6 +73,13 @@ void plan_spec_chunk(const spec_t *spec, uint64_t size, int c, uint64_t *offset,
  * alone time and the derate (model_device_t.bidir_copy_us), from the calibration's cost
  * per copy alone and both ways; 0 where either is unmeasured. */
 double plan_bidir_copy_us(const calibration_t *c, double derate);
+/* Each direction's rate while both copied (GB/s; calibration_t.bidir_h2d_gbps, bidir_d2h_gbps),
+ * from one both-ways rep of `bytes` each way that started together and ended us_h2d and
+ * us_d2h later: the direction that ended first ran beside the other all its time; the other
+ * moved the rest alone after it at its alone rate (h2d_alone or d2h_alone), so over the
+ * time both ran it moved its bytes less that rest. 0 each where the numbers cannot say. */
+void plan_both_ways_split(size_t bytes, double us_h2d, double us_d2h, double h2d_alone, double d2h_alone,
+                          double *h2d, double *d2h);
 /* A pinned copy's start on a timeline timed by events, where the events cannot place it
  * on its engine (gpu/cuda_backend.cu; METHOD.md, "Copies whose start the events cannot
  * see"). Given its bytes, the earliest it could start (its start event, its hand-off),

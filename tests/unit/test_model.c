@@ -291,6 +291,39 @@ TEST(the_d2h_takes_its_share_of_the_both_ways_loss) {
     CHECK(d.bidir_d2h_share > 0.5 && d.bidir_d2h_share < 1);
 }
 
+/* The calibration's both-ways rep, 128 MiB each way from one start: the H2D at 52 GB/s beside
+ * the D2H ends first; the D2H moved 48 GB/s beside it and the rest alone at 55. From the two
+ * end times the split gives back 52 and 48; the other way round too. The model does not take
+ * its share of the loss from them (the whole-buffer rep shares the link evenly where the
+ * pipelines do not): 0.6 with them or without. */
+TEST(the_both_ways_split_comes_from_one_rep) {
+    double b = (double)(128u << 20) / 1e3, h = 0, d = 0;
+    double us_h = b / 52.0, us_d = us_h + (b - 48.0 * us_h) / 55.0;
+    plan_both_ways_split(128u << 20, us_h, us_d, 55.0, 55.0, &h, &d);
+    CHECK_NEAR(52.0, h, 1e-9);
+    CHECK_NEAR(48.0, d, 1e-9);
+    double us_d2 = b / 52.0, us_h2 = us_d2 + (b - 48.0 * us_d2) / 55.0; /* the D2H first */
+    plan_both_ways_split(128u << 20, us_h2, us_d2, 55.0, 55.0, &h, &d);
+    CHECK_NEAR(48.0, h, 1e-9);
+    CHECK_NEAR(52.0, d, 1e-9);
+    plan_both_ways_split(128u << 20, 0, us_d, 55.0, 55.0, &h, &d); /* not measured */
+    CHECK(h == 0 && d == 0);
+    plan_both_ways_split(128u << 20, us_h, 10 * us_d, 55.0, 55.0, &h, &d); /* the rest alone: more than all */
+    CHECK(h == 0 && d == 0);
+
+    device_info_t dev;
+    sim_device_info(&dev, 0);
+    model_device_t md;
+    model_host_t mh;
+    dev.calib.bidir_h2d_gbps = dev.calib.bidir_d2h_gbps = 0;
+    model_params_for_device(&dev, &md, &mh);
+    CHECK_NEAR(0.6, md.bidir_d2h_share, 1e-12);
+    dev.calib.h2d_gbps = dev.calib.d2h_gbps = 55.0;
+    dev.calib.bidir_h2d_gbps = 50.3, dev.calib.bidir_d2h_gbps = 50.4;
+    model_params_for_device(&dev, &md, &mh);
+    CHECK_NEAR(0.6, md.bidir_d2h_share, 1e-12);
+}
+
 /* A copy its source paces (paced_us of its alone_us) moves at its own pace while the link
  * gives it no less: H(200, 100 of it paced) beside D(100), derate 0.5 (each at half the link):
  * the H2D moves at 100/200 of the link alone, so half the link slows it not at all; it ends at
@@ -1883,6 +1916,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(kernel_time_per_element_of_a_compute_kernel),
     TEST_ENTRY(bidirectional_copies_slow_each_other),
     TEST_ENTRY(the_d2h_takes_its_share_of_the_both_ways_loss),
+    TEST_ENTRY(the_both_ways_split_comes_from_one_rep),
     TEST_ENTRY(a_copy_its_source_paces_is_not_slowed_by_the_link),
     TEST_ENTRY(the_sim_paces_the_copy_that_reads_the_dirty_tail),
     TEST_ENTRY(copies_starting_beside_the_other_direction_pay_more),
