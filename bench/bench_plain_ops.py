@@ -40,7 +40,8 @@ def main():
         for v, lg, s in PTS:
             row = {"variant": v, "size": lg, "streams": s}
             for key, extra in (("sim", {"backend": "sim", "reps": 5}), ("cuda", {"backend": "cuda", "reps": 21})):
-                e = lab.call("POST", "/api/experiments", dict({"variant": VAR[v], "size": 1 << lg, "streams": s}, **extra))
+                spec = dict({"variant": VAR[v], "size": 1 << lg, "streams": s}, **extra)
+                e = lab.call("POST", "/api/experiments", spec)
                 e = lab.finished(e["id"], f"{v} {lg} {s}")
                 tl = lab.call("GET", f"/api/experiments/{e['id']}/timeline")
                 row[key] = {"total_ms": e["result"]["total_ms"]["median"], "lead_us": tl.get("lead_us"),

@@ -17,9 +17,9 @@
  *     the queues are per engine instead, and a run of kernels issued back to back
  *     signals completion only when the run ends; the default stream has a queue of its own;
  *   - copies run on copy engines: one engine per direction when copy_engines >= 2 (both
- *     directions at once run at bidir_derate of their alone speed, or split by
- *     bidir_d2h_share; a copy its source paces slower than that is not slowed), a single shared engine
- *     otherwise. With channel_pools an engine stays on the channel it served last while
+ *     directions at once lose 2 x (1 - bidir_derate) of their alone speed between them, the
+ *     D2H bidir_d2h_share of it; a copy its source paces slower than its share is not
+ *     slowed), a single shared engine otherwise. With channel_pools an engine stays on the channel it served last while
  *     that channel's head is ready, else moves to the next channel by number whose head is
  *     (with every H2D queued, it drains one channel, then the next); otherwise copies run
  *     in dispatch order;
@@ -49,7 +49,8 @@ typedef struct model_device {
                               * mean of the two where bidir_d2h_share splits them */
     double bidir_d2h_share;  /* of the two directions' loss while both run (2 x (1 - bidir_derate)),
                               * the D2H's share: 0.5, each at bidir_derate; above it the D2H
-                              * slows more and the H2D less (the sim's; gpu/sim.c) */
+                              * slows more and the H2D less (0.6 by default: the lent GPUs'
+                              * pipelines, model_default_device) */
     int connections;         /* hardware channels (CUDA_DEVICE_MAX_CONNECTIONS); 1: pre-Hyper-Q */
     bool channel_pools;      /* true: the channels are pools per kind of op (connections kernel
                               * channels, connections / 2 copy channels a direction); false: a

@@ -123,10 +123,10 @@ static double dirty_extra_us(const spec_t *spec, const calibration_t *c, const p
  * against 79-82 for the others, and the D2H beside it ran at its speed alone (78.4 us against
  * 77.3; beside the other H2Ds 87.3). Giving the link back to that D2H in the model put the
  * 46 tables 1.24% off (the median of medians) against 0.92% without: not done. Calibrations
- * before 2026-11-27 spread the extra over 16 MiB by
- * construction, not by measurement: a thin share over every copy is not a pace. Taken for one,
- * it put the 43 tables of bench/data, each simulated from its own calibration, 1.66% off (the
- * median of their medians) where they are 1.29% without it. */
+ * before 2026-11-27 spread the extra over 16 MiB by construction, not by measurement: a thin
+ * share over every copy is not a pace. Taken for one, it put the 43 tables of bench/data, each
+ * simulated from its own calibration, 1.66% off (the median of their medians) where they are
+ * 1.29% without it. */
 #define SIM_DIRTY_TAIL_MIB 16.0
 
 /* How far this spec's array is from the seeds' 2^22 (16 MiB: 0) to their 2^25 (128 MiB: 1),

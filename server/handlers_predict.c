@@ -192,7 +192,8 @@ void handle_predict(request_t *req) {
     }
     json_decref(list);
     reply_json(req, 200,
-               json_pack("{s:O, s:o, s:{s:i, s:f, s:f, s:i, s:b, s:i, s:i, s:i, s:f, s:f, s:f}, s:f}", "predictions", preds,
+               json_pack("{s:O, s:o, s:{s:i, s:f, s:f, s:i, s:b, s:i, s:i, s:i, s:f, s:f, s:f}, s:f}", "predictions",
+                         preds,
                          "derived", derived ? derived : json_null(), "device", "copy_engines", params.dev.copy_engines,
                          "bidirectional_derate", params.dev.bidir_derate, "bidirectional_d2h_share",
                          params.dev.bidir_d2h_share, "connections", params.dev.connections,
