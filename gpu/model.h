@@ -113,6 +113,14 @@ typedef struct model_op {
                               * calibrated time per element); 0: unknown */
 } model_op_t;
 
+/* A copy's paced part (model_op_t.paced_us) counts from this many µs: the array's tail costs
+ * its copy 20-60 µs on the lent GPUs, where a basis's H2Ds of the same bytes differ by a few
+ * µs of noise, and pacing by that noise put the predictions of three bench-model runs on lent
+ * GPUs further off (2026-11-27: H200 GPU-c6f5f62c a median 2.0% against 1.1% without).
+ * The sim (its dirty extra) and the predictor (an H2D's time over its fastest twin) use the
+ * same bound, so the sim's own runs still predict exactly. */
+#define MODEL_PACED_MIN_US 10.0
+
 typedef struct model_input {
     model_op_t *ops;
     size_t count;

@@ -333,7 +333,8 @@ static op_kind_t plan_op_kind(plan_kind_t k) {
 }
 
 /* What of H2D chunk c's time its source paced (model_op_t.paced_us): its time over the
- * fastest H2D of the trace with as many bytes. A basis runs one op at a time, so an H2D
+ * fastest H2D of the trace with as many bytes, where that passes MODEL_PACED_MIN_US (below
+ * it, noise). A basis runs one op at a time, so an H2D
  * slower than its twins was held by the host's side (the sim's: the array's tail, still in
  * the CPU's cache), not by the link; beside a D2H it slows only as far as the link falls
  * below that pace, as the sim's own copies do (gpu/sim.c). */
@@ -342,7 +343,8 @@ static double paced_us(const trace_op_t *const *h, size_t n, size_t c) {
     for (size_t i = 0; i < n; i++)
         if (h[i]->bytes == h[c]->bytes)
             fastest = fmin(fastest, h[i]->end_us - h[i]->start_us);
-    return fmax(0.0, (h[c]->end_us - h[c]->start_us) - fastest);
+    double over = (h[c]->end_us - h[c]->start_us) - fastest;
+    return over > MODEL_PACED_MIN_US ? over : 0;
 }
 
 int predict_timeline(const trace_t *trace, const predict_params_t *p, variant_t variant, int streams, int chunks,

@@ -207,7 +207,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
             if (p->kind == PLAN_H2D) {
                 double dirty = dirty_extra_us(spec, &dev->calib, p);
                 o->alone_us += dirty;
-                o->paced_us = dev->calib.dirty_cache_mib < SIM_DIRTY_TAIL_MIB ? dirty : 0;
+                o->paced_us = dev->calib.dirty_cache_mib < SIM_DIRTY_TAIL_MIB && dirty > MODEL_PACED_MIN_US ? dirty : 0;
             }
             break;
         case PLAN_KERNEL: {

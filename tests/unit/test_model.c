@@ -895,6 +895,49 @@ TEST(bad_traces_are_refused) {
     json_decref(j);
 }
 
+/* The predictor takes an H2D's pace from its basis: its time over the fastest H2D of the same
+ * bytes, where that passes MODEL_PACED_MIN_US. Four chunks, H2D 100 us (the last 130: the
+ * array's tail), kernel 5, D2H 100, the sim H100's derate (its H2D share about 0.93):
+ * predicted over 4 streams, the last H2D runs beside D2Hs and still takes its 130 (its pace,
+ * 100/130 of the link, is below the link's share); with 109 (9 over its twins: noise, not a
+ * pace, though 100/109 of the link is below the share too) it runs beside them at the link's
+ * share, longer than 109. */
+static double predicted_last_h2d(double last_us) {
+    trace_op_t ops[12];
+    double t = 0;
+    for (int c = 0; c < 4; c++) {
+        double h = c == 3 ? last_us : 100;
+        ops[3 * c] = (trace_op_t){OP_H2D, t, t + h, 1u << 20, 0, 256};
+        ops[3 * c + 1] = (trace_op_t){OP_KERNEL, t + h, t + h + 5, 0, 1024, 256};
+        ops[3 * c + 2] = (trace_op_t){OP_D2H, t + h + 5, t + h + 105, 1u << 20, 0, 256};
+        t += h + 105;
+    }
+    trace_t tr = {ops, 12};
+    predict_params_t params;
+    device_info_t dev;
+    sim_device_info(&dev, 0);
+    predict_params_for(&dev, &params);
+    params.dev.bidir_copy_us = params.dev.copy_switch_us = params.dev.copy_overlap_us = 0;
+    timeline_t tl;
+    sl_error_t err = {0};
+    double us = -1;
+    if (predict_timeline(&tr, &params, VARIANT_ASYNC_V1, 4, 0, &tl, NULL, &err) == SL_OK) {
+        for (size_t i = 0; i < tl.count; i++)
+            if (tl.ops[i].op == OP_H2D && tl.ops[i].chunk == 3)
+                us = tl.ops[i].end_us - tl.ops[i].start_us;
+        timeline_free(&tl);
+    }
+    return us;
+}
+
+TEST(the_predictor_paces_an_h2d_slower_than_its_twins) {
+    CHECK_NEAR(130.0, predicted_last_h2d(130.0), 1e-6);
+    double noisy = predicted_last_h2d(109.0);
+    CHECK(noisy > 110.0);
+    if (!(noisy > 110.0))
+        fprintf(stderr, "  the last H2D at 109 us alone, predicted beside D2Hs: %.2f us\n", noisy);
+}
+
 /* A copy queued behind another on its engine saves copy_overlap_us (its setup ran
  * during the other's transfer); one that finds the engine idle pays it in full.
  * Two streams, H(10) each, 1 copy engine per direction, overlap 3:
@@ -1919,6 +1962,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(the_both_ways_split_comes_from_one_rep),
     TEST_ENTRY(a_copy_its_source_paces_is_not_slowed_by_the_link),
     TEST_ENTRY(the_sim_paces_the_copy_that_reads_the_dirty_tail),
+    TEST_ENTRY(the_predictor_paces_an_h2d_slower_than_its_twins),
     TEST_ENTRY(copies_starting_beside_the_other_direction_pay_more),
     TEST_ENTRY(the_both_ways_copy_cost_comes_from_the_calibration),
     TEST_ENTRY(host_submission_costs_serialise_issue),
