@@ -56,7 +56,11 @@ for mid, spec, extra, measured, recorded in rows:
            # the hardware channels it modelled; recorded since 2026-11-26, before which the
            # model ran 32 queues of stream % 32
            "connections": p["device"].get("connections", 32),
-           "channel_pools": p["device"].get("channel_pools", False)}
+           "channel_pools": p["device"].get("channel_pools", False),
+           # the D2H's share of the both-ways loss: recorded since 2026-11-27, before which
+           # the model split it evenly
+           "bidirectional_d2h_share": p["device"].get("bidirectional_d2h_share", 0.5)}
+    host = dict(p["host"])
     g = gpus.get(mid, {}).get((spec.get("devices") or [0])[0])
     if g:  # the measuring GPU, as the run's prediction saw it (else this machine's)
         dev.update(sm_count=g["sm_count"], max_threads_per_sm=g["max_threads_per_sm"],
@@ -64,8 +68,10 @@ for mid, spec, extra, measured, recorded in rows:
         cal = g.get("calibration") or {}
         if cal.get("h2d_gbps") and cal.get("bidir_gbps"):
             dev["bidirectional_derate"] = min(1.0, cal["bidir_gbps"] / cal["h2d_gbps"])
+        # a breadth-first call's extra (recorded since 2026-11-27; before, the measuring GPU's own)
+        host.setdefault("reorder_us", cal.get("issue_reorder_us") or 0)
     body = {"trace": p["basis_trace"], "variant": spec["variant"], "streams": [spec["streams"]],
-            "chunks": spec["chunks"], "host": p["host"], "device": dev,
+            "chunks": spec["chunks"], "host": host, "device": dev,
             "kernel_ns_per_elem": p.get("kernel_ns_per_elem", 0)}
     try:
         replayed = lab.call("POST", "/api/predict", merge(body, overrides))["predictions"][0]["total_ms"]

@@ -175,14 +175,17 @@ static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machi
             /* the trace it was predicted from, as POST /api/predict takes it: the
              * prediction can be replayed, and the model tried on it offline */
             json_t *tj = trace_to_json(&trace);
-            json_t *p = json_pack("{s:f, s:i, s:s, s:f, s:f, s:{s:f, s:f}, s:{s:f, s:f, s:f, s:i, s:b}, s:f, s:f, s:o, s:o}",
+            json_t *p = json_pack("{s:f, s:i, s:s, s:f, s:f, s:{s:f, s:f, s:f}, s:{s:f, s:f, s:f, s:i, s:b, s:f}, s:f, s:f, "
+                                  "s:o, s:o}",
                                   "basis_ms", b.total_ms.median, "basis_reps", b.reps, "basis_timing",
                                   timing_names[basis.timing], "event_tax_us", tax, "basis_issue_us", issue, "host",
                                   "copy_submit_us", params.host.copy_submit_us, "kernel_launch_us",
-                                  params.host.kernel_launch_us, "device", "copy_overlap_us",
-                                  params.dev.copy_overlap_us, "bidir_copy_us", params.dev.bidir_copy_us,
-                                  "copy_switch_us", params.dev.copy_switch_us, "connections", params.dev.connections,
-                                  "channel_pools", params.dev.channel_pools, "kernel_ns_per_elem", params.kernel_ns_per_elem,
+                                  params.host.kernel_launch_us, "reorder_us", params.host.reorder_us, "device",
+                                  "copy_overlap_us", params.dev.copy_overlap_us, "bidir_copy_us",
+                                  params.dev.bidir_copy_us, "copy_switch_us", params.dev.copy_switch_us, "connections",
+                                  params.dev.connections, "channel_pools", params.dev.channel_pools,
+                                  "bidirectional_d2h_share", params.dev.bidir_d2h_share, "kernel_ns_per_elem",
+                                  params.kernel_ns_per_elem,
                                   "predicted_ms", out->predicted_ms, "derived", derived ? derived : json_null(),
                                   "basis_trace", tj ? tj : json_null());
             if (out->extra && p)

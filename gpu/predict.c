@@ -292,10 +292,11 @@ int predict_params_override(json_t *device, json_t *host, predict_params_t *p, s
     p->dev.sm_count = (int)sm;
     p->dev.max_threads_per_sm = (int)tps;
     p->dev.max_blocks_per_sm = (int)bps;
-    static const char *const host_fields[] = {"copy_submit_us", "kernel_launch_us"};
+    static const char *const host_fields[] = {"copy_submit_us", "kernel_launch_us", "reorder_us"};
     int nhost = (int)(sizeof host_fields / sizeof host_fields[0]);
     if (host && ((rc = known_fields_only(host, "host", host_fields, nhost, err)) ||
                  (rc = override_num(host, "host", "copy_submit_us", 0, 1000, false, &p->host.copy_submit_us, err)) ||
+                 (rc = override_num(host, "host", "reorder_us", 0, 1000, false, &p->host.reorder_us, err)) ||
                  (rc = override_num(host, "host", "kernel_launch_us", 0, 1000, false, &p->host.kernel_launch_us, err))))
         return rc;
     return SL_OK;

@@ -220,6 +220,20 @@ def test_both_ways_share_override_is_used(lab):
     check(len(set(totals.values())) == 3, "three totals", totals, "8 streams under three splits of the loss")
 
 
+def test_breadth_first_call_override_is_used(lab):
+    """async_v2 issues every kernel and D2H after another stream's call: each such call costs the
+    host reorder_us more. A dear one slows a host-bound breadth-first pipeline; depth-first
+    (async_v1) issues none and does not move."""
+    small = make_trace(64, h2d_us=2.0, kernel_us=2.0, d2h_us=2.0, nbytes=1 << 16)
+    body = {"trace": small, "streams": [64], "chunks": "trace"}
+    v2 = {r: predict(lab[0], dict(body, variant="async_v2", host={"reorder_us": r}))["predictions"][0]["total_ms"]
+          for r in (0, 20)}
+    v1 = {r: predict(lab[0], dict(body, variant="async_v1", host={"reorder_us": r}))["predictions"][0]["total_ms"]
+          for r in (0, 20)}
+    check(v2[20] > v2[0], f"more than with none ({v2[0]} ms)", v2[20], "async_v2 x64, 20 us a reordered call")
+    check(abs(v1[20] - v1[0]) <= 1e-9, v1[0], v1[20], "async_v1 x64 with the same price: no reordered call")
+
+
 def test_kernel_time_per_element_makes_compute_bound_kernels_queue(lab):
     """Kernels whose grid fills half the GPU run two at a time by their grid alone. Given
     the kernel's time per element with the GPU to itself, each asks for the share of the
@@ -288,9 +302,10 @@ def test_predict_true_records_a_replayable_prediction(lab):
     check(is_number(p["event_tax_us"]) and 0 <= p["event_tax_us"] <= 3, "0..3 us", p["event_tax_us"], "event_tax_us")
     check(is_number(p["basis_issue_us"]) and p["basis_issue_us"] >= 0, ">= 0", p["basis_issue_us"], "basis_issue_us")
     host = p["host"]
-    check(isinstance(host, dict) and set(host) == {"copy_submit_us", "kernel_launch_us"}
+    check(isinstance(host, dict) and set(host) == {"copy_submit_us", "kernel_launch_us", "reorder_us"}
           and all(is_number(v) and 0 <= v <= 1000 for v in host.values()),
-          "{copy_submit_us, kernel_launch_us} within what POST /api/predict takes", host, "extra.prediction.host")
+          "{copy_submit_us, kernel_launch_us, reorder_us} within what POST /api/predict takes", host,
+          "extra.prediction.host")
     check(p["predicted_ms"] == pred, pred, p["predicted_ms"], "extra.prediction.predicted_ms")
     ops = p["basis_trace"].get("ops") if isinstance(p["basis_trace"], dict) else None
     check(isinstance(ops, list) and len(ops) == 3 * spec["chunks"], f"{{'ops': [{3 * spec['chunks']} ops]}}",
@@ -302,13 +317,14 @@ def test_predict_true_records_a_replayable_prediction(lab):
         want = "bytes" if o["op"] in ("h2d", "d2h") else "blocks"
         check(isinstance(o.get(want), int) and o[want] > 0, f"{o['op']} with {want} > 0", o, "basis_trace op")
     device = p["device"]
-    costs = {k: v for k, v in device.items() if k not in ("connections", "channel_pools")}
+    costs = {k: v for k, v in device.items() if k not in ("connections", "channel_pools", "bidirectional_d2h_share")}
     check(isinstance(device, dict) and set(costs) == {"copy_overlap_us", "bidir_copy_us", "copy_switch_us"}
           and all(is_number(v) and 0 <= v <= 1000 for v in costs.values())
           and isinstance(device.get("connections"), int) and 1 <= device["connections"] <= 32
-          and isinstance(device.get("channel_pools"), bool),
-          "{copy_overlap_us, bidir_copy_us, copy_switch_us, connections, channel_pools} within what POST /api/predict "
-          "takes", device, "extra.prediction.device")
+          and isinstance(device.get("channel_pools"), bool)
+          and is_number(device.get("bidirectional_d2h_share")) and 0.05 <= device["bidirectional_d2h_share"] <= 0.95,
+          "{copy_overlap_us, bidir_copy_us, copy_switch_us, connections, channel_pools, bidirectional_d2h_share} within "
+          "what POST /api/predict takes", device, "extra.prediction.device")
     check(is_number(p["kernel_ns_per_elem"]) and p["kernel_ns_per_elem"] > 0, "> 0: the sim's calibration",
           p["kernel_ns_per_elem"], "extra.prediction.kernel_ns_per_elem")
     replay = predict(srv, {"trace": p["basis_trace"], "host": host, "device": device, "variant": spec["variant"],
@@ -393,6 +409,7 @@ BAD = [  # (name, body or f(experiments), field; None: no field)
     ("host-not-object", {"trace": GOOD, "host": "fast"}, "host"),
     ("copy-submit-negative", {"trace": GOOD, "host": {"copy_submit_us": -1}}, "host.copy_submit_us"),
     ("kernel-launch-1001", {"trace": GOOD, "host": {"kernel_launch_us": 1001}}, "host.kernel_launch_us"),
+    ("reorder-negative", {"trace": GOOD, "host": {"reorder_us": -0.5}}, "host.reorder_us"),
     # a misspelt host cost was dropped without a word and the default used instead
     ("host-unknown-field", {"trace": GOOD, "host": {"copy_submit": 1}}, "host"),
     ("kernel-ns-negative", {"trace": GOOD, "kernel_ns_per_elem": -0.1}, "kernel_ns_per_elem"),
