@@ -136,7 +136,7 @@ void model_params_for_device(const device_info_t *dev, model_device_t *d, model_
         h->copy_submit_us = dev->calib.copy_submit_us;
     if (dev->calib.kernel_launch_us > 0)
         h->kernel_launch_us = dev->calib.kernel_launch_us;
-    h->reorder_us = dev->calib.issue_reorder_us;
+    h->reorder_us = dev->calib.issue_reorder_us > 0 ? dev->calib.issue_reorder_us : MODEL_REORDER_UNMEASURED_US;
 }
 
 /* When op i's completion is visible to op `to`, which depends on it. A pre-Hyper-Q run

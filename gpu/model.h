@@ -113,6 +113,17 @@ typedef struct model_op {
                               * calibrated time per element); 0: unknown */
 } model_op_t;
 
+/* A breadth-first call's extra (model_host_t.reorder_us) where nothing measured it: a GPU host's
+ * own calibration does not (its blocks see the host's swings, not the price: docs/METHOD.md,
+ * "The breadth-first call, charged"); a profile fits it to its reference table (0.001 at
+ * least, so 0 is "not measured"). The median of 39 lent tables' fits, quartiles 0.66-0.89 us.
+ * Charged nothing until 2026-11-27: bench-model's predictions on four lent GPUs, replayed with
+ * this price and without, came out a median 1.8% off against 2.3% (H100 GPU-0a691921), 1.2
+ * against 1.8 (H200 GPU-c6f5f62c), 6.3 against 6.9 (H100 GPU-fb977ac2), 3.5 against 3.6 (H100
+ * GPU-1e615fa0, its largest 14.2 against 11.4); the 46 tables of bench/data, each simulated
+ * from its own calibration (33 of them without the price), 1.24% against 1.31%. */
+#define MODEL_REORDER_UNMEASURED_US 0.81
+
 /* A copy's paced part (model_op_t.paced_us) counts from this many µs: the array's tail costs
  * its copy 20-60 µs on the lent GPUs, where a basis's H2Ds of the same bytes differ by a few
  * µs of noise, and pacing by that noise put the predictions of three bench-model runs on lent

@@ -1495,8 +1495,8 @@ TEST(non_blocking_streams_cost_an_end_event_each) {
  * in the rep was not the call just before costs the host that much more. async_v2 over N
  * streams has 2N of them a rep (every kernel and every D2H: the first kernel follows the
  * last H2D, not its own H2D), in every rep alike (the count starts again after each
- * synchronise); async_v1 and sequential none. A machine measured before it (0) issues as
- * before. */
+ * synchronise); async_v1 and sequential none. A machine whose calibration has no price (0)
+ * is charged MODEL_REORDER_UNMEASURED_US. */
 TEST(breadth_first_calls_cost_the_host_more) {
     static const struct { variant_t v; int streams; double calls; } cases[] = {
         {VARIANT_ASYNC_V2, 32, 64}, {VARIANT_ASYNC_V2, 1, 0}, {VARIANT_ASYNC_V1, 32, 0}, {VARIANT_SEQUENTIAL, 1, 0}};
@@ -1511,11 +1511,11 @@ TEST(breadth_first_calls_cost_the_host_more) {
         CHECK_INT(SL_OK, plan_build(&s, &plan, &err));
         double issue[2][3];
         for (int with = 0; with < 2; with++) {
-            dev.calib.issue_reorder_us = with ? 0.7 : 0;
+            dev.calib.issue_reorder_us = with ? 1.4 : 0.7;
             model_input_t in;
             timeline_t tls[3];
             CHECK_INT(SL_OK, sim_model_input(&s, &plan, &dev, &in, &err));
-            CHECK_NEAR(with ? 0.7 : 0, in.host.reorder_us, 1e-12);
+            CHECK_NEAR(with ? 1.4 : 0.7, in.host.reorder_us, 1e-12);
             CHECK_INT(SL_OK, model_simulate_reps(&in, 1, 3, tls, issue[with], &err));
             for (int r = 0; r < 3; r++)
                 timeline_free(&tls[r]);
@@ -1525,6 +1525,13 @@ TEST(breadth_first_calls_cost_the_host_more) {
             CHECK_NEAR(0.7 * cases[k].calls, issue[1][r] - issue[0][r], 1e-6);
         plan_free(&plan);
     }
+    device_info_t dev;
+    sim_device_info(&dev, 0);
+    dev.calib.issue_reorder_us = 0; /* a GPU host's own calibration: not measured */
+    model_device_t md;
+    model_host_t mh;
+    model_params_for_device(&dev, &md, &mh);
+    CHECK_NEAR(MODEL_REORDER_UNMEASURED_US, mh.reorder_us, 1e-12);
 }
 
 /* Measured by call (issue_first_large_us, issue_call_large_us), the large array's extra is
