@@ -11,10 +11,14 @@
 # database under today's model), '{"kernel_ns_per_elem": 0}'
 # Prints recorded, replayed and measured totals per experiment; the last line says how
 # many replays gave the recorded prediction (within 1e-6) and the replayed model's error.
+# DB may also be a .json file of a database's predictions, as REPLAY_EXPORT=FILE.json writes
+# them instead of replaying (the machines' GPUs and, per prediction, its spec, what it used,
+# predicted and measured: a fifth of the database; bench/data/model keeps the lent GPUs').
 set -eu
 BIN=${1:?usage: replay_model.sh BIN DB [OVERRIDES]}
 DB=${2:?usage: replay_model.sh BIN DB [OVERRIDES]}
 OVERRIDES=${3:-"{}"}
+EXPORT=${REPLAY_EXPORT:-}
 [ -f "$DB" ] || { echo "replay-model: no database $DB" >&2; exit 2; }
 tmp=$(mktemp -d)
 port=$(python3 "$(dirname "$0")/lab.py")
@@ -23,10 +27,10 @@ label="replay-model-$$"
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 PYTHONPATH="$(dirname "$0")${PYTHONPATH:+:$PYTHONPATH}" \
-/usr/bin/env python3 - "$port" "$DB" "$OVERRIDES" "$label" <<'PY'
-import json, sqlite3, statistics, sys, urllib.error
+/usr/bin/env python3 - "$port" "$DB" "$OVERRIDES" "$label" "$EXPORT" <<'PY'
+import json, os, sqlite3, statistics, sys, urllib.error
 from lab import Lab
-port, db, overrides = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
+port, db, overrides, export = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3]), sys.argv[5]
 if not isinstance(overrides, dict):
     sys.exit("replay-model: OVERRIDES must be a JSON object")
 lab = Lab(port, timeout=120)
@@ -38,12 +42,28 @@ def merge(a, b):
         out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
     return out
 
-con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-gpus = {}
-for mid, info in con.execute("select id, info from machines"):
-    gpus[mid] = {g.get("index", i): g for i, g in enumerate(json.loads(info).get("gpus") or [])}
-rows = con.execute("select e.machine_id, e.spec, r.extra, r.total_median_ms, r.predicted_ms from experiments e "
-                   "join results r on r.experiment_id = e.id where r.predicted_ms is not null order by e.seq").fetchall()
+if db.endswith(".json"):  # a database's predictions as `replay_model.sh --export` wrote them (bench/data/model)
+    kept = json.load(open(db))
+    gpus = {mid: {g.get("index", i): g for i, g in enumerate(gs)} for mid, gs in kept["machines"].items()}
+    rows = [(r["machine_id"], json.dumps(r["spec"]), json.dumps({"prediction": r["prediction"]}), r["measured_ms"],
+             r["predicted_ms"]) for r in kept["predictions"]]
+else:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    gpus = {}
+    for mid, info in con.execute("select id, info from machines"):
+        gpus[mid] = {g.get("index", i): g for i, g in enumerate(json.loads(info).get("gpus") or [])}
+    rows = con.execute("select e.machine_id, e.spec, r.extra, r.total_median_ms, r.predicted_ms from experiments e "
+                       "join results r on r.experiment_id = e.id where r.predicted_ms is not null "
+                       "order by e.seq").fetchall()
+if export:
+    keep = [{"machine_id": mid, "spec": json.loads(spec), "measured_ms": measured, "predicted_ms": recorded,
+             "prediction": (json.loads(extra or "{}") or {}).get("prediction")} for mid, spec, extra, measured, recorded
+            in rows]
+    used = {r["machine_id"] for r in keep}
+    json.dump({"from": os.path.basename(db), "machines": {mid: list(g.values()) for mid, g in gpus.items() if mid in used},
+               "predictions": keep}, open(export, "w"))
+    print(f"replay-model: {len(keep)} predictions of {db} written to {export}")
+    sys.exit(0)
 same, errors = 0, []
 print(f"{'size':>5} {'variant':>14} {'N':>3} {'recorded':>9} {'replayed':>9} {'measured':>9} {'error':>7}")
 for mid, spec, extra, measured, recorded in rows:

@@ -51,6 +51,22 @@ def test_every_recorded_prediction_replays_as_recorded(recorded):
     check(worst <= 1e-6, "0% error: the sim's basis predicts the sim", worst, "replayed model error")
 
 
+def test_a_databases_predictions_kept_as_json_replay_the_same(recorded, tmp_path):
+    """REPLAY_EXPORT writes the database's predictions to a JSON file (bench/data/model keeps the
+    lent GPUs' so); replaying that file gives what replaying the database gives."""
+    db, n = recorded
+    kept = tmp_path / "predictions.json"
+    p = subprocess.run(["sh", SCRIPT, BIN, str(db)], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, REPLAY_EXPORT=str(kept)))
+    check(p.returncode == 0 and kept.exists(), "exit 0 and the file written", (p.returncode, kept.exists()),
+          f"REPLAY_EXPORT\n  stderr: {p.stderr[-600:]}")
+    rc, out, err = replay(kept)
+    check(rc == 0, "exit 0", rc, f"replay_model.sh {kept}\n  stderr: {err[-600:]}")
+    rc2, out2, _ = replay(db)
+    check(summary(out) == summary(out2) and summary(out)[:2] == (n, n), summary(out2), summary(out),
+          "the file's replay against the database's")
+
+
 def test_an_override_changes_the_replays(recorded):
     db, n = recorded
     rc, out, err = replay(db, '{"device": {"copy_engines": 1}}')
