@@ -83,8 +83,9 @@ typedef struct predict_params {
 /* Defaults from a device (calibration, SMs, copy engines) or the sim's H100. */
 void predict_params_for(const device_info_t *dev, predict_params_t *p);
 /* POST /api/predict's overrides of p: `device` (copy_engines, bidirectional_derate,
- * connections, sm_count, max_threads_per_sm, max_blocks_per_sm, copy_overlap_us) and
- * `host` (copy_submit_us, kernel_launch_us), each optional (NULL: absent). SL_E_INVALID
+ * bidirectional_d2h_share, connections, sm_count, max_threads_per_sm, max_blocks_per_sm,
+ * copy_overlap_us, bidir_copy_us, copy_switch_us, channel_pools) and `host` (copy_submit_us,
+ * kernel_launch_us, reorder_us), each optional (NULL: absent). SL_E_INVALID
  * names the field ("device", "device.copy_engines", ...); p may be half changed then. */
 int predict_params_override(json_t *device, json_t *host, predict_params_t *p, sl_error_t *err);
 
