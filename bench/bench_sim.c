@@ -305,35 +305,21 @@ static int calibrate_median(machine_info_t *m, int ncal) {
             cal[d][i] = m->devices[d].calib;
     }
     for (int d = 0; d < m->device_count; d++) {
-        json_t *each[MAX_CALIBRATIONS];
-        for (int i = 0; i < ncal; i++) {
-            m->devices[d].calib = cal[d][i];
-            each[i] = machine_to_json(m);
-        }
         calibration_median(cal[d], ncal, &m->devices[d].calib);
-        json_t *med = machine_to_json(m);
-        json_t *mc = json_object_get(json_array_get(json_object_get(med, "gpus"), (size_t)d), "calibration");
-        const char *key;
-        json_t *v;
         printf("bench-sim: GPU %d's calibration is the median of %d", d, ncal);
+        const char *key;
+        double med, x;
         int odd = 0;
-        json_object_foreach(mc, key, v) {
-            if (!json_is_number(v))
-                continue;
+        for (size_t f = 0; (key = calibration_field(f, &m->devices[d].calib, &med)); f++) {
             double lo = 1e300, hi = -1e300;
             for (int i = 0; i < ncal; i++) {
-                json_t *c = json_object_get(json_array_get(json_object_get(each[i], "gpus"), (size_t)d), "calibration");
-                double x = json_number_value(json_object_get(c, key));
+                calibration_field(f, &cal[d][i], &x);
                 lo = fmin(lo, x), hi = fmax(hi, x);
             }
             if (hi > 0 && lo < 0.75 * hi && hi - lo > 0.05)
-                printf("%s %s %.3g-%.3g (median %.3g)", odd++ ? "," : "; they disagreed on", key, lo, hi,
-                       json_number_value(v));
+                printf("%s %s %.3g-%.3g (median %.3g)", odd++ ? "," : "; they disagreed on", key, lo, hi, med);
         }
         printf("\n");
-        for (int i = 0; i < ncal; i++)
-            json_decref(each[i]);
-        json_decref(med);
     }
     return 0;
 }

@@ -30,6 +30,13 @@ static const struct {
 #undef CF
 };
 
+const char *calibration_field(size_t i, const calibration_t *c, double *value) {
+    if (i >= sizeof calib_fields / sizeof calib_fields[0])
+        return NULL;
+    *value = *(const double *)((const char *)c + calib_fields[i].offset);
+    return calib_fields[i].name;
+}
+
 /* The median of v[0..n), n >= 1 (stats_compute's: the middle two's mean of an even n). */
 static double median_of(const double *v, int n) {
     stats_t st;

@@ -37,6 +37,9 @@ int profile_machine(const struct json_t *profile, machine_info_t *m, sl_error_t 
  * GPU-a3eb1f87, 2026-11-27). The just-written array's price and extent come together from the
  * calibration whose product is the median. samples adds up; valid where all are. out may be in. */
 void calibration_median(const calibration_t *in, int n, calibration_t *out);
+/* The calibration's numbers as machine_to_json names them, one at a time: the i-th one's
+ * name, its value in c into *value; NULL past the last. */
+const char *calibration_field(size_t i, const calibration_t *c, double *value);
 /* The default simulated GPU (the embedded profile's first), as device `index`. */
 void profile_default_device(device_info_t *d, int index);
 /* The embedded profiles (the profiles folder at build time, the default first): how many,

@@ -1294,6 +1294,19 @@ TEST(a_profile_takes_the_median_of_its_calibrations) {
     calibration_median(c, 3, c); /* in place */
     CHECK(!c[0].valid);
     CHECK_NEAR(4.2, c[0].copy_setup_both_us, 1e-12);
+    /* its fields one at a time (bench_sim says which the calibrations disagreed on), by the
+     * names and with the values machine_to_json writes */
+    m.devices[0].calib = out;
+    json_t *mj = machine_to_json(&m);
+    json_t *cj = json_object_get(json_array_get(json_object_get(mj, "gpus"), 0), "calibration");
+    const char *name;
+    double v;
+    size_t nfields = 0;
+    for (; (name = calibration_field(nfields, &out, &v)); nfields++)
+        CHECK_NEAR(json_number_value(json_object_get(cj, name)), v, 1e-12);
+    CHECK(nfields >= 25 && json_is_number(json_object_get(cj, "copy_setup_both_us")));
+    CHECK(calibration_field(nfields, &out, &v) == NULL);
+    json_decref(mj);
 }
 
 /* The H2D of an array the host just memset pays per MiB still dirty in its cache, its
