@@ -160,6 +160,7 @@ static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machi
             params.dev.copy_overlap_us = PREDICT_DETAXED_COPY_OVERLAP_US;
         }
         issue = json_number_value(json_object_get(bt, "issue_us_clean"));
+        predict_lead_from_trace(&params, &trace);
         predict_host_from_issue(&params, issue, basis.chunks);
     }
     if (rc == SL_OK) {
@@ -175,12 +176,13 @@ static int predict_from_basis(backend_kind_t be, const spec_t *spec, const machi
             /* the trace it was predicted from, as POST /api/predict takes it: the
              * prediction can be replayed, and the model tried on it offline */
             json_t *tj = trace_to_json(&trace);
-            json_t *p = json_pack("{s:f, s:i, s:s, s:f, s:f, s:{s:f, s:f, s:f}, s:{s:f, s:f, s:f, s:i, s:b, s:f}, s:f, s:f, "
-                                  "s:o, s:o}",
+            json_t *p = json_pack("{s:f, s:i, s:s, s:f, s:f, s:{s:f, s:f, s:f, s:f}, s:{s:f, s:f, s:f, s:i, s:b, s:f}, "
+                                  "s:f, s:f, s:o, s:o}",
                                   "basis_ms", b.total_ms.median, "basis_reps", b.reps, "basis_timing",
                                   timing_names[basis.timing], "event_tax_us", tax, "basis_issue_us", issue, "host",
                                   "copy_submit_us", params.host.copy_submit_us, "kernel_launch_us",
-                                  params.host.kernel_launch_us, "reorder_us", params.host.reorder_us, "device",
+                                  params.host.kernel_launch_us, "reorder_us", params.host.reorder_us, "lead_us",
+                                  params.host.lead_us, "device",
                                   "copy_overlap_us", params.dev.copy_overlap_us, "bidir_copy_us",
                                   params.dev.bidir_copy_us, "copy_switch_us", params.dev.copy_switch_us, "connections",
                                   params.dev.connections, "channel_pools", params.dev.channel_pools,

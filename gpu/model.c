@@ -117,6 +117,7 @@ void model_default_host(model_host_t *h) {
     h->call_us = 0;
     h->reorder_us = 0; /* none unless the machine has it (a profile's table fit) */
     h->blocking_us = 0; /* the sim's (gpu/sim.c); a prediction's basis has none */
+    h->lead_us = 0;     /* the sim's (gpu/sim.c) */
 }
 
 void model_params_for_device(const device_info_t *dev, model_device_t *d, model_host_t *h) {
@@ -627,6 +628,7 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
     /* breadth-first issue (model_host_t.reorder_us): the last copy or kernel the host issued
      * since its last synchronise (-1: none yet), and where that synchronise's rep starts */
     long last_call = -1, rep_first = 0;
+    bool lead_due = true; /* the next device call is the first since a synchronise (model_host_t.lead_us) */
     int waiting = -2; /* -2: not waiting; -1: waiting for all (sync); >= 0: for that op */
     size_t issued_device_ops = 0, sync_op = 0;
     s.now = 0;
@@ -648,6 +650,9 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
                 cost = op->host_us;
             if (plan_is_device_op(op->kind)) {
                 cost += op->first_of_kind ? hc->first_us : hc->call_us;
+                if (lead_due)
+                    cost += hc->lead_us;
+                lead_due = false;
                 if (o->prev_stream >= rep_first && o->prev_stream != last_call)
                     cost += hc->reorder_us;
                 last_call = (long)hi;
@@ -666,6 +671,7 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
                 sync_op = hi;
                 last_call = -1;
                 rep_first = (long)hi + 1;
+                lead_due = true;
             } else {
                 if (o->queue < 0 && op->kind == PLAN_KERNEL && s.copy_channels > 0)
                     launch_channel(&s, (int)hi);

@@ -83,6 +83,10 @@ typedef struct model_host {
                               * breadth-first issue (calibration_t.issue_reorder_us) */
     double blocking_us;      /* a blocking op (cudaMemcpy) returns to the host this long after it
                               * ends: the host's next call starts no earlier */
+    double lead_us;          /* the first device call after a synchronise (a rep's first: after
+                              * the rep before ended and the array was memset) costs this much
+                              * more; not scaled with the host's pace (the sim's SIM_REP_LEAD_US;
+                              * a prediction's basis trace starts at its first op: 0) */
 } model_host_t;
 
 typedef struct model_op {

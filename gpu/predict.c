@@ -108,7 +108,10 @@ int trace_from_timeline(const timeline_t *tl, trace_t *out, sl_error_t *err) {
         const op_event_t *e = &tl->ops[i];
         out->ops[out->count++] = (trace_op_t){.op = e->op, .start_us = e->start_us, .end_us = e->end_us,
                                               .bytes = e->bytes, .blocks = 0, .threads_per_block = 256};
+        out->lead_us = i == 0 ? e->start_us : fmin(out->lead_us, e->start_us);
     }
+    if (out->lead_us < 0)
+        out->lead_us = 0;
     return SL_OK;
 }
 
@@ -151,6 +154,13 @@ int trace_from_timelines(const timeline_t *tls, size_t n, size_t fallback, trace
     if (rc == SL_OK && !v) {
         trace_free(out);
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory");
+    }
+    for (size_t r = 0; v && r < n; r++)
+        v[r] = tls[r].ops[0].start_us;
+    if (v) { /* each rep's first op is ops[0] (the reps' ops are alike, a serial pipeline's) */
+        stats_t lead;
+        stats_compute(v, n, &lead);
+        out->lead_us = fmax(0.0, lead.median);
     }
     for (size_t i = 0; v && i < out->count; i++) {
         for (size_t r = 0; r < n; r++) {
@@ -200,8 +210,13 @@ int predict_params_kernel(json_t *v, predict_params_t *p, sl_error_t *err) {
     return SL_OK;
 }
 
+void predict_lead_from_trace(predict_params_t *p, const trace_t *t) {
+    p->host.lead_us = fmax(0.0, t->lead_us - p->host.copy_submit_us);
+}
+
 void predict_host_from_issue(predict_params_t *p, double issue_us, int chunks) {
     double per = 2 * p->host.copy_submit_us + p->host.kernel_launch_us;
+    issue_us -= p->host.lead_us;
     if (!(issue_us > 0) || chunks < 1 || !(per > 0))
         return;
     double scale = fmin(4.0, fmax(0.25, issue_us / (chunks * per)));
@@ -292,11 +307,12 @@ int predict_params_override(json_t *device, json_t *host, predict_params_t *p, s
     p->dev.sm_count = (int)sm;
     p->dev.max_threads_per_sm = (int)tps;
     p->dev.max_blocks_per_sm = (int)bps;
-    static const char *const host_fields[] = {"copy_submit_us", "kernel_launch_us", "reorder_us"};
+    static const char *const host_fields[] = {"copy_submit_us", "kernel_launch_us", "reorder_us", "lead_us"};
     int nhost = (int)(sizeof host_fields / sizeof host_fields[0]);
     if (host && ((rc = known_fields_only(host, "host", host_fields, nhost, err)) ||
                  (rc = override_num(host, "host", "copy_submit_us", 0, 1000, false, &p->host.copy_submit_us, err)) ||
                  (rc = override_num(host, "host", "reorder_us", 0, 1000, false, &p->host.reorder_us, err)) ||
+                 (rc = override_num(host, "host", "lead_us", 0, 1000, false, &p->host.lead_us, err)) ||
                  (rc = override_num(host, "host", "kernel_launch_us", 0, 1000, false, &p->host.kernel_launch_us, err))))
         return rc;
     return SL_OK;

@@ -29,6 +29,9 @@ typedef struct trace_op {
 typedef struct trace {
     trace_op_t *ops;
     size_t count;
+    double lead_us;          /* the rep's time before its first op (from the rep's start event), where
+                              * the trace was taken from a rep (a timeline, an experiment's stored
+                              * one); 0 for a trace given as JSON */
 } trace_t;
 
 /* Parse {"ops": [...]} (API.md's trace): every op checked (kind, numbers, end >= start,
@@ -85,7 +88,7 @@ void predict_params_for(const device_info_t *dev, predict_params_t *p);
 /* POST /api/predict's overrides of p: `device` (copy_engines, bidirectional_derate,
  * bidirectional_d2h_share, connections, sm_count, max_threads_per_sm, max_blocks_per_sm,
  * copy_overlap_us, bidir_copy_us, copy_switch_us, channel_pools) and `host` (copy_submit_us,
- * kernel_launch_us, reorder_us), each optional (NULL: absent). SL_E_INVALID
+ * kernel_launch_us, reorder_us, lead_us), each optional (NULL: absent). SL_E_INVALID
  * names the field ("device", "device.copy_engines", ...); p may be half changed then. */
 int predict_params_override(json_t *device, json_t *host, predict_params_t *p, sl_error_t *err);
 
@@ -93,11 +96,18 @@ int predict_params_override(json_t *device, json_t *host, predict_params_t *p, s
  * SL_E_INVALID names the field. */
 int predict_params_kernel(json_t *kernel_ns_per_elem, predict_params_t *p, sl_error_t *err);
 
+/* The rep's lead (model_host_t.lead_us) from a trace taken from a rep: the time before its first
+ * op less the call that issued it (p's copy_submit_us); 0 where the trace holds none. The sim
+ * charges one (SIM_REP_LEAD_US), and the lent GPUs' reps wait 7-18 us before their first op
+ * (2026-11-27): a prediction's target rep waits as its basis's did. */
+void predict_lead_from_trace(predict_params_t *p, const trace_t *t);
 /* Host costs from the basis's own issue: scale the copy and launch costs (keeping their
  * ratio) so that its `chunks` H2D, kernel, D2H triples cost the host issue_us, the time
  * the basis's clean reps took to issue (median). The host's speed on the lent machines
  * moved 10-30% from one run to the next while the calibration is taken once at start-up;
- * the basis runs beside the measurement it predicts. The scale is kept within [1/4, 4]. */
+ * the basis runs beside the measurement it predicts. The scale is kept within [1/4, 4]. The
+ * rep's lead (p->host.lead_us, predict_lead_from_trace first) is taken out of issue_us: it is
+ * the first call's, not every call's. */
 void predict_host_from_issue(predict_params_t *p, double issue_us, int chunks);
 
 /* Predict variant with `streams` streams and `chunks` chunks (0: the trace's chunk

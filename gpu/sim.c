@@ -100,6 +100,13 @@ static double copy_alone_us(const spec_t *spec, const device_info_t *dev, plan_k
     return fixed + (double)bytes / (gbps * 1e3); /* GB/s = 1e3 bytes per µs */
 }
 
+/* The share of the calibrated dirty extra an H2D over an array of `array_mib` pays itself. */
+static double dirty_copy_share(double array_mib) {
+    double f = (array_mib - 4.0) / 12.0;
+    f = f < 0 ? 0 : f > 1 ? 1 : f;
+    return 1.0 - f * (1.0 - SIM_DIRTY_LARGE_SHARE);
+}
+
 /* What an H2D pays for reading host memory the host has just written: the pipelines
  * memset their array before each rep, and its last dirty_cache_mib MiB are still dirty
  * in the CPU's cache when the copies read them (calibrated: dirty_h2d_us_per_mib). The
@@ -113,7 +120,7 @@ static double dirty_extra_us(const spec_t *spec, const calibration_t *c, const p
     double lo = (double)p->offset * sizeof(float) / mib, hi = lo + (double)p->count * sizeof(float) / mib;
     double dirty_lo = fmax(0.0, array - c->dirty_cache_mib);
     double dirty = fmin(hi, array) - fmax(lo, dirty_lo);
-    return dirty > 0 ? dirty * c->dirty_h2d_us_per_mib : 0;
+    return dirty > 0 ? dirty * c->dirty_h2d_us_per_mib * dirty_copy_share(array) : 0;
 }
 
 /* A dirty extra measured as a tail (the calibration's dirty_cache_mib below this) is the CPU's
@@ -177,6 +184,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
     in->legacy_default = plan->legacy_default;
     model_params_for_device(dev, &in->dev, &in->host);
     in->host.blocking_us = SIM_BLOCKING_RETURN_US;
+    in->host.lead_us = SIM_REP_LEAD_US;
     double scale = large_array_host(spec, &dev->calib, &in->host);
     in->host.copy_submit_us *= scale;
     in->host.kernel_launch_us *= scale;
@@ -191,6 +199,16 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
     }
     int bps = plan_blocks_per_sm(dev, spec->block_size);
     bool seen[PLAN_SYNC + 1] = {false}; /* the first H2D, kernel and D2H of the plan (a rep) */
+    /* the kind of each stream's last device op so far, by device and stream (+1: the default) */
+    size_t nslots = (size_t)(plan->devices > 0 ? plan->devices : 1) * (SPEC_MAX_STREAMS + 1);
+    plan_kind_t *last_kind = malloc(nslots * sizeof *last_kind);
+    if (!last_kind) {
+        free(in->ops);
+        in->ops = NULL;
+        return sl_error_set(err, SL_E_NOMEM, "", "out of memory building the model input");
+    }
+    for (size_t k = 0; k < nslots; k++)
+        last_kind[k] = PLAN_SYNC;
     for (size_t i = 0; i < plan->count; i++) {
         const plan_op_t *p = &plan->ops[i];
         model_op_t *o = &in->ops[i];
@@ -199,6 +217,12 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
                           .wait_event = p->wait_event, .record_event = p->record_event, .host_us = -1};
         if ((p->kind == PLAN_H2D || p->kind == PLAN_KERNEL || p->kind == PLAN_D2H) && !seen[p->kind])
             o->first_of_kind = seen[p->kind] = true;
+        if (plan_is_device_op(p->kind)) {
+            plan_kind_t *lk = &last_kind[(size_t)p->device * (SPEC_MAX_STREAMS + 1) + (size_t)(p->stream + 1)];
+            if (*lk != PLAN_SYNC && *lk != p->kind)
+                o->gap_us = SIM_DEP_GAP_US;
+            *lk = p->kind;
+        }
         switch (p->kind) {
         case PLAN_H2D:
         case PLAN_D2H:
@@ -239,6 +263,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
             break;
         }
     }
+    free(last_kind);
     /* Non-blocking streams: the CUDA backend records an event at each stream's last op (the
      * legacy stream's stop event does not wait for them), one more call each on the host.
      * async_v2 over 32 such streams ran 0.833 ms where blocking ones ran 0.781 (lent H100

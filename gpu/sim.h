@@ -8,6 +8,37 @@
 #include "model.h"
 #include "plan.h"
 
+/* What the sim adds where the lent GPUs show the device waiting between a rep's ops (lent
+ * H100s GPU-509a520c, GPU-41f331cf, GPU-6154e87d, 2026-11-27: the plain program under CUPTI and
+ * streamlab's own timelines, bench/bench_plain_ops.py). Without them the sim ran 2^20 pipelines
+ * 7-18% quick, where the seeds' 2^22 came out right only because the calibration's dirty extra,
+ * charged on the array's last H2D, stood in for them.
+ *  - SIM_REP_LEAD_US: a rep's first device call costs this much more (model_host_t.lead_us).
+ *    streamlab's timelines put a rep's first op 7-12 us after its start event at 2^20 with 2-4
+ *    streams and 13-18 us at 2^22 (GPU-55f6fdf7: 12-17), where the sim put it 2.7-3.0 us in.
+ *    Not the first call alone: that call after the array's memset, timed between two events,
+ *    cost 1-7 us more than the calibration's call and copy (GPU-1ea85f9e), so the value is
+ *    the tables' (6, 8 and 10 tried).
+ *  - SIM_DEP_GAP_US: an op whose stream predecessor ran on another engine (H2D, kernel, D2H)
+ *    starts this long after that op ends (model_op_t.gap_us), beyond its own fixed cost: under
+ *    CUPTI the kernels started 4-9 us after their H2D ended and the D2Hs 5-10 us after their
+ *    kernel, where the sim had the kernel's 2.5 and the copy's set-up (about 2) only.
+ *  - SIM_DIRTY_LARGE_SHARE: the share of the calibration's dirty extra an H2D itself pays over
+ *    an array of 16 MiB and more (all of it up to 4 MiB, in proportion between). The
+ *    calibration times the extra by events around the copy. Under CUPTI the last H2D of a 4 MiB
+ *    array paid 38 us over its bytes (the calibration: 36), a 16 MiB array's 2, 30 and 31
+ *    against the calibrations' 32, 37 and 53 (a median 0.58 of it).
+ * Over the lent tables (make bench-sim's, simulated offline): bench/data/wide's 2^20-2^23
+ * points went from a median 10.2% quick to 3.7%; the four plain-ops tables' median and largest
+ * error from 2.0% / 18.8% to 1.4% / 12.2%; the 46 seeds' tables each from its own calibration
+ * from 1.24% to 1.04% (the median of their medians), and from the shipped profiles from 0.92% to
+ * 1.06% (49 tables). Held out, a lent H100 measured after the change (GPU-55f6fdf7, 07:33 UTC):
+ * its plain-ops table from its own calibration 2.6% / 15.2% -> 2.0% / 7.8%, its seeds' table
+ * 3.5% / 14.5% -> 3.1% / 14.7%. */
+#define SIM_REP_LEAD_US 8.0
+#define SIM_DEP_GAP_US 3.0
+#define SIM_DIRTY_LARGE_SHARE 0.6
+
 /* The plan as model input, with each op's alone duration taken from the device's
  * calibration (copies: latency + bytes / bandwidth; kernels: elements x time per element
  * at the fraction of the GPU the launch fills). ops is allocated; free(in->ops). */

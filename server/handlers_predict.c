@@ -67,6 +67,7 @@ static bool trace_of_experiment(request_t *req, const char *id, trace_t *trace, 
         reply_error(req, &err);
         goto done;
     }
+    trace->lead_us = trace->ops[0].start_us; /* a stored timeline's times are from the rep's start */
     device_info_t dev;
     sim_device_info(&dev, 0);
     if (req->app->machine.device_count > 0 && req->app->machine.devices[0].calib.valid)
@@ -127,6 +128,9 @@ void handle_predict(request_t *req) {
             reply_errorf(req, SL_E_INVALID, "from_experiment", "from_experiment must be an experiment id");
         goto done;
     }
+    /* the rep's lead, where the trace came from a rep and the request does not give one */
+    if (!json_object_get(json_object_get(body, "host"), "lead_us"))
+        predict_lead_from_trace(&params, &trace);
     /* the kernel's time per element with the GPU to itself (a from_experiment trace has
      * its kernel's from this machine's calibration) */
     if (predict_params_kernel(json_object_get(body, "kernel_ns_per_elem"), &params, &err)) {

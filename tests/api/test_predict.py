@@ -234,6 +234,19 @@ def test_breadth_first_call_override_is_used(lab):
     check(abs(v1[20] - v1[0]) <= 1e-9, v1[0], v1[20], "async_v1 x64 with the same price: no reordered call")
 
 
+def test_rep_lead_override_delays_the_rep_once(lab):
+    """host.lead_us: the rep's first call costs that much more (the rep waiting before its first op), once
+    a rep, not every call: the whole rep moves by it, at 1 stream and at 64 alike. A trace given as JSON
+    carries none by default."""
+    small = make_trace(64, h2d_us=2.0, kernel_us=2.0, d2h_us=2.0, nbytes=1 << 16)
+    for n in (1, 64):
+        body = {"trace": small, "streams": [n], "chunks": "trace", "variant": "async_v1"}
+        got = {r: predict(lab[0], dict(body, host={"lead_us": r}))["predictions"][0]["total_ms"] for r in (0, 20)}
+        plain = predict(lab[0], body)["predictions"][0]["total_ms"]
+        check(abs(got[20] - got[0] - 0.020) <= 1e-9, f"{got[0]} + 0.020 ms", got[20], f"async_v1 x{n}, a 20 us lead")
+        check(abs(plain - got[0]) <= 1e-12, got[0], plain, f"async_v1 x{n}, a JSON trace's default lead")
+
+
 def test_kernel_time_per_element_makes_compute_bound_kernels_queue(lab):
     """Kernels whose grid fills half the GPU run two at a time by their grid alone. Given
     the kernel's time per element with the GPU to itself, each asks for the share of the
@@ -302,10 +315,13 @@ def test_predict_true_records_a_replayable_prediction(lab):
     check(is_number(p["event_tax_us"]) and 0 <= p["event_tax_us"] <= 3, "0..3 us", p["event_tax_us"], "event_tax_us")
     check(is_number(p["basis_issue_us"]) and p["basis_issue_us"] >= 0, ">= 0", p["basis_issue_us"], "basis_issue_us")
     host = p["host"]
-    check(isinstance(host, dict) and set(host) == {"copy_submit_us", "kernel_launch_us", "reorder_us"}
+    check(isinstance(host, dict) and set(host) == {"copy_submit_us", "kernel_launch_us", "reorder_us", "lead_us"}
           and all(is_number(v) and 0 <= v <= 1000 for v in host.values()),
-          "{copy_submit_us, kernel_launch_us, reorder_us} within what POST /api/predict takes", host,
+          "{copy_submit_us, kernel_launch_us, reorder_us, lead_us} within what POST /api/predict takes", host,
           "extra.prediction.host")
+    # the sim's reps wait 8 us for their first call beyond its cost; the basis's reps did, and so the prediction
+    check(abs(host["lead_us"] - 8.0) <= 1e-6, "8 us: the sim's rep lead, read from the basis's first op",
+          host["lead_us"], "extra.prediction.host.lead_us")
     check(p["predicted_ms"] == pred, pred, p["predicted_ms"], "extra.prediction.predicted_ms")
     ops = p["basis_trace"].get("ops") if isinstance(p["basis_trace"], dict) else None
     check(isinstance(ops, list) and len(ops) == 3 * spec["chunks"], f"{{'ops': [{3 * spec['chunks']} ops]}}",
@@ -410,6 +426,8 @@ BAD = [  # (name, body or f(experiments), field; None: no field)
     ("copy-submit-negative", {"trace": GOOD, "host": {"copy_submit_us": -1}}, "host.copy_submit_us"),
     ("kernel-launch-1001", {"trace": GOOD, "host": {"kernel_launch_us": 1001}}, "host.kernel_launch_us"),
     ("reorder-negative", {"trace": GOOD, "host": {"reorder_us": -0.5}}, "host.reorder_us"),
+    ("lead-negative", {"trace": GOOD, "host": {"lead_us": -1}}, "host.lead_us"),
+    ("lead-1001", {"trace": GOOD, "host": {"lead_us": 1001}}, "host.lead_us"),
     # a misspelt host cost was dropped without a word and the default used instead
     ("host-unknown-field", {"trace": GOOD, "host": {"copy_submit": 1}}, "host"),
     ("kernel-ns-negative", {"trace": GOOD, "kernel_ns_per_elem": -0.1}, "kernel_ns_per_elem"),
