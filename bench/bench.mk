@@ -194,10 +194,13 @@ bench-order: $(BENCH_REF_BIN) $(BENCH_ORDER_LIB)
 
 # `make bench-plain-ops` (issue 18): the plain reference's ops under CUPTI, its array memset before
 # every rep and kept, beside the sim's and streamlab's own of the same points on this GPU, op by op
-# (bench/bench_plain_ops.py).
+# (bench/bench_plain_ops.py); then the plain program's totals as a table (bench/plain_ops_table.py)
+# simulated from this GPU's calibration (bench_sim --against). The kept files: bench/data/plain-ops.
 .PHONY: bench-plain-ops
-bench-plain-ops: $(BIN) $(BENCH_REF_BIN) $(BENCH_ORDER_LIB)
+bench-plain-ops: $(BIN) $(BENCH_REF_BIN) $(BENCH_ORDER_LIB) $(BENCH_SIM_BIN)
 	@python3 bench/bench_plain_ops.py $(BIN) $(BENCH_REF_BIN) $(BENCH_ORDER_LIB) --out $(BUILD)/bench
+	@python3 bench/plain_ops_table.py $(BUILD)/bench/plain-ops.json $(BUILD)/bench/plain-ops-table.json
+	@$(BENCH_SIM_BIN) --against $(BUILD)/bench/plain-ops-table.json $(BUILD)/bench/plain-ops-table.json
 
 # `make bench-modes` (issue 18): why some many-stream points run in two modes, rep by rep: each
 # rep's total in plain CUDA (bench/probe_modes.cu) under the default queues and 32, and, from
