@@ -211,7 +211,8 @@ int predict_params_kernel(json_t *v, predict_params_t *p, sl_error_t *err) {
 }
 
 void predict_lead_from_trace(predict_params_t *p, const trace_t *t) {
-    p->host.lead_us = fmax(0.0, t->lead_us - p->host.copy_submit_us);
+    /* at most what POST /api/predict takes: a stored timeline from elsewhere may start late */
+    p->host.lead_us = fmin(PREDICT_MAX_LEAD_US, fmax(0.0, t->lead_us - p->host.copy_submit_us));
 }
 
 void predict_host_from_issue(predict_params_t *p, double issue_us, int chunks) {
@@ -312,7 +313,7 @@ int predict_params_override(json_t *device, json_t *host, predict_params_t *p, s
     if (host && ((rc = known_fields_only(host, "host", host_fields, nhost, err)) ||
                  (rc = override_num(host, "host", "copy_submit_us", 0, 1000, false, &p->host.copy_submit_us, err)) ||
                  (rc = override_num(host, "host", "reorder_us", 0, 1000, false, &p->host.reorder_us, err)) ||
-                 (rc = override_num(host, "host", "lead_us", 0, 1000, false, &p->host.lead_us, err)) ||
+                 (rc = override_num(host, "host", "lead_us", 0, PREDICT_MAX_LEAD_US, false, &p->host.lead_us, err)) ||
                  (rc = override_num(host, "host", "kernel_launch_us", 0, 1000, false, &p->host.kernel_launch_us, err))))
         return rc;
     return SL_OK;

@@ -17,6 +17,7 @@
 
 #define PREDICT_MAX_OPS 200000
 #define PREDICT_MAX_SPAN_US 3.6e9 /* a trace covers at most an hour */
+#define PREDICT_MAX_LEAD_US 1000.0 /* a rep's lead (model_host_t.lead_us) at most */
 
 typedef struct trace_op {
     op_kind_t op;

@@ -768,6 +768,31 @@ TEST(tuned_takes_zero_copy_where_it_is_faster) {
     result_free(&r);
 }
 
+/* A trace's lead is the rep's wait before its first op: the prediction charges it less the call
+ * that issued that op, none where the trace holds none, and at most PREDICT_MAX_LEAD_US (a
+ * stored timeline from elsewhere may start late). The issue time it scales the host's costs to
+ * is taken without it. */
+TEST(a_traces_lead_is_charged_less_its_call) {
+    machine_info_t m;
+    machine_discover(&m, true, "");
+    predict_params_t p;
+    predict_params_for(&m.devices[0], &p);
+    double cs = p.host.copy_submit_us, kl = p.host.kernel_launch_us;
+    trace_t t = {.lead_us = cs + 12.5};
+    predict_lead_from_trace(&p, &t);
+    CHECK_NEAR(12.5, p.host.lead_us, 1e-12);
+    /* 8 chunks issued in their calls' time and the lead: the costs stay as calibrated */
+    predict_host_from_issue(&p, 12.5 + 8 * (2 * cs + kl), 8);
+    CHECK_NEAR(cs, p.host.copy_submit_us, 1e-12);
+    CHECK_NEAR(kl, p.host.kernel_launch_us, 1e-12);
+    t.lead_us = 0.5 * cs;
+    predict_lead_from_trace(&p, &t);
+    CHECK_NEAR(0, p.host.lead_us, 1e-12);
+    t.lead_us = 5e6;
+    predict_lead_from_trace(&p, &t);
+    CHECK_NEAR(PREDICT_MAX_LEAD_US, p.host.lead_us, 1e-12);
+}
+
 /* The sim's 1-stream N-chunk trace predicts the sim's N-stream runs exactly: the
  * predictor and the simulator are the same model, the rep's lead (SIM_REP_LEAD_US) read
  * from the trace's first op (predict_lead_from_trace). */
@@ -915,7 +940,7 @@ static double predicted_last_h2d(double last_us) {
         ops[3 * c + 2] = (trace_op_t){OP_D2H, t + h + 5, t + h + 105, 1u << 20, 0, 256};
         t += h + 105;
     }
-    trace_t tr = {ops, 12};
+    trace_t tr = {.ops = ops, .count = 12};
     predict_params_t params;
     device_info_t dev;
     sim_device_info(&dev, 0);
@@ -1886,7 +1911,7 @@ TEST(the_profiles_carry_their_tables_large_array_fit) {
  * clean total, or with no clean total, is left as it is. */
 TEST(the_event_tax_comes_off_every_op) {
     trace_op_t ops[3] = {{OP_H2D, 0, 10, 4096, 0, 256}, {OP_KERNEL, 12, 18, 0, 4, 256}, {OP_D2H, 20, 30, 4096, 0, 256}};
-    trace_t t = {ops, 3};
+    trace_t t = {.ops = ops, .count = 3};
     double tax = -1;
     trace_remove_event_tax(&t, 24.0, 3.0, &tax);
     CHECK_NEAR(2.0, tax, 1e-12);
@@ -2044,6 +2069,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(sim_zero_copy_is_link_bound_without_copies),
     TEST_ENTRY(tuned_takes_zero_copy_where_it_is_faster),
     TEST_ENTRY(zero_copy_plan_has_no_copies),
+    TEST_ENTRY(a_traces_lead_is_charged_less_its_call),
     TEST_ENTRY(predictions_of_the_sim_match_the_sim_exactly),
     TEST_ENTRY(a_basis_trace_is_the_median_of_its_reps),
     TEST_ENTRY(queued_copies_overlap_their_setup),
