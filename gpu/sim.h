@@ -16,9 +16,12 @@
  *  - SIM_REP_LEAD_US: a rep's first device call costs this much more (model_host_t.lead_us).
  *    streamlab's timelines put a rep's first op 7-12 us after its start event at 2^20 with 2-4
  *    streams and 13-18 us at 2^22 (GPU-55f6fdf7: 12-17), where the sim put it 2.7-3.0 us in.
- *    Not the first call alone: that call after the array's memset, timed between two events,
- *    cost 1-7 us more than the calibration's call and copy (GPU-1ea85f9e), so the value is
- *    the tables' (6, 8 and 10 tried).
+ *    It is the rep's first calls, made just after the array's memset: under CUPTI's records of
+ *    the plain program's runtime calls (GPU-aa1d1036) the start event's record took 6-12 us
+ *    (the stop event's 3-4) and the first cudaMemcpyAsync 11.5-19.7 us (the later ones
+ *    4.7-7.5; CUPTI slows every call), the H2D starting as it returned. One such call timed
+ *    alone by the calibration came out 1-7 us dear (GPU-1ea85f9e), so the value is the
+ *    tables' (6, 8 and 10 tried).
  *  - SIM_DEP_GAP_US: an op whose stream predecessor ran on another engine (H2D, kernel, D2H)
  *    starts this long after that op ends (model_op_t.gap_us), beyond its own fixed cost: under
  *    CUPTI the kernels started 4-9 us after their H2D ended and the D2Hs 5-10 us after their
