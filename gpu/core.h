@@ -299,6 +299,14 @@ typedef struct calibration {
                                       * GPU-41f331cf), 2 against 32 (GPU-509a520c, whose last
                                       * chunks paid 2-45 from point to point; 2026-11-27). 0: not
                                       * measured */
+    double rep_lead_us;              /* what a rep's first calls cost the host more than the same
+                                      * calls warm, the array just memset: the start event's record
+                                      * and the first H2D call, in the seeds' 2^22 step of 4-256
+                                      * streams, by the host's clock (the median). Kept as measured,
+                                      * not used: noisier than what it measures (4.4-8.0 us in four
+                                      * calibrations of one lent H100), and below the lead the
+                                      * tables fit (the sim's SIM_REP_LEAD_US). 0: not measured
+                                      * (before 2026-11-27 08:40) */
     double host_copy_gbps;           /* the machine's: GB/s every device moves together while
                                       * all of them copy both ways at once (both directions,
                                       * summed over devices), the host side's limit; 0: one

@@ -125,25 +125,42 @@ static double median_cal(double *v, int n) {
  * issue it, in *us. Where start is given, the step opens as the seeds' rep does: h's n
  * elements memset after the device is idle and just before the time starts, no CUDA call
  * between (the memset before the sync gave smaller heads than every table's: see the
- * large-array block), then that event recorded into the legacy stream, inside the time. */
+ * large-array block), then that event recorded into the legacy stream, inside the time.
+ * Given first_us (and start, and at least 2 streams), it gets what the step's first calls took
+ * more than the same calls warm, by the host's clock: its start event's record over a record
+ * of the same event after the step's calls, and its first H2D call over its later ones (the
+ * median of them). */
 static int issue_seeds_step(float *h, float *back, float *d, uint64_t n, int streams, cudaStream_t *ps, double *us,
-                            cudaEvent_t start, sl_error_t *err) {
+                            cudaEvent_t start, double *first_us, sl_error_t *err) {
+    enum { MAX_CALLS = 256 };
     int rc = SL_OK;
     const uint64_t chunk = n / (uint64_t)streams;
+    double call_us[MAX_CALLS];
+    int ncalls = 0;
     CUDA_CHECK(cudaDeviceSynchronize());
     if (start)
         memset(h, 0, n * sizeof(float));
     {
-        double t0 = cuda_now_us();
+        double t0 = cuda_now_us(), record_us = 0;
         if (start)
             CUDA_CHECK(cudaEventRecord(start, 0));
+        record_us = cuda_now_us() - t0;
         for (int i = 0; i < streams; i++) {
             size_t off = (size_t)i * chunk;
+            double c0 = cuda_now_us();
             CUDA_CHECK(cudaMemcpyAsync(d + off, h + off, chunk * sizeof(float), cudaMemcpyHostToDevice, ps[i]));
+            if (ncalls < MAX_CALLS)
+                call_us[ncalls++] = cuda_now_us() - c0;
             CUDA_CHECK(cuda_kernel_launch(KERNEL_BLOG, 1, LAUNCH_CHUNK, 0, 256, d + off, off, chunk, ps[i]));
             CUDA_CHECK(cudaMemcpyAsync(back + off, d + off, chunk * sizeof(float), cudaMemcpyDeviceToHost, ps[i]));
         }
         *us = cuda_now_us() - t0;
+        if (first_us && start && ncalls >= 2) {
+            double w0 = cuda_now_us();
+            CUDA_CHECK(cudaEventRecord(start, 0));
+            double warm_record_us = cuda_now_us() - w0;
+            *first_us = (record_us - warm_record_us) + (call_us[0] - median_cal(call_us + 1, ncalls - 1));
+        }
     }
 cleanup:
     return rc;
@@ -543,7 +560,7 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         for (; made < PSTREAMS; made++)
             CUDA_CHECK(sl_stream_create(&ps[made], cudaStreamDefault));
         for (int r = -1; r < BATCHES; r++) {
-            if ((rc = issue_seeds_step(h_a, h_b, d_a, SMALL_ELEMS, PSTREAMS, ps, &us, NULL, err)))
+            if ((rc = issue_seeds_step(h_a, h_b, d_a, SMALL_ELEMS, PSTREAMS, ps, &us, NULL, NULL, err)))
                 goto cleanup;
             if (r >= 0)
                 chunk_us[r] = us / PSTREAMS;
@@ -569,19 +586,26 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
         if (bytes >= (size_t)LARGE_ELEMS * sizeof(float)) {
             enum { BLOCKS = 3, BLOCK_REPS = 5, BLOCK_SKIP = 2, KEPT = BLOCKS * (BLOCK_REPS - BLOCK_SKIP), NFIT = 5 };
             static const int fit_streams[NFIT] = {1, 4, 16, 64, PSTREAMS};
-            double step_us[NFIT][2][KEPT], x[NFIT], y[NFIT];
-            int kept[NFIT][2] = {{0}};
+            double step_us[NFIT][2][KEPT], x[NFIT], y[NFIT], lead[NFIT * KEPT];
+            int kept[NFIT][2] = {{0}}, nlead = 0;
             for (int b = 0; b < BLOCKS; b++)
                 for (int f = 0; f < NFIT; f++)
                     for (int k = 0; k < 2; k++)
                         for (int r = 0; r < BLOCK_REPS; r++) {
                             uint64_t n = k ? LARGE_ELEMS : SMALL_ELEMS;
-                            if ((rc = issue_seeds_step(h_a, h_a, d_a, n, fit_streams[f], ps, &us, e0, err)))
+                            double first = NAN;
+                            if ((rc = issue_seeds_step(h_a, h_a, d_a, n, fit_streams[f], ps, &us, e0, &first, err)))
                                 goto cleanup;
                             if (r >= BLOCK_SKIP)
                                 step_us[f][k][kept[f][k]++] = us;
+                            if (r >= BLOCK_SKIP && k == 0 && isfinite(first))
+                                lead[nlead++] = first;
                         }
             CUDA_CHECK(cudaDeviceSynchronize());
+            /* The rep's lead (rep_lead_us): the 2^22 steps' first H2D call over their later ones,
+             * the median over the steps of 4 streams and more */
+            if (nlead > 0)
+                c.rep_lead_us = fmax(0.001, median_cal(lead, nlead));
             for (int f = 0; f < NFIT; f++) {
                 for (int k = 0; k < 2; k++)
                     qsort(step_us[f][k], KEPT, sizeof step_us[f][k][0], cmp_double_cal);

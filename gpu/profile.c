@@ -26,7 +26,7 @@ static const struct {
     CF(copy_setup_both_us), CF(copy_switch_us), CF(dirty_h2d_us_per_mib), CF(dirty_cache_mib), CF(host_copy_gbps),
     CF(host_h2d_gbps), CF(issue_scale_large), CF(issue_first_large_us), CF(issue_call_large_us), CF(copy_setup_h2d_us),
     CF(copy_setup_d2h_us), CF(issue_reorder_us), CF(bidir_h2d_gbps), CF(bidir_d2h_gbps), CF(dirty_16mib_us),
-    CF(dirty_large_us),
+    CF(dirty_large_us), CF(rep_lead_us),
 #undef CF
 };
 

@@ -20,8 +20,11 @@
  *    the plain program's runtime calls (GPU-aa1d1036) the start event's record took 6-12 us
  *    (the stop event's 3-4) and the first cudaMemcpyAsync 11.5-19.7 us (the later ones
  *    4.7-7.5; CUPTI slows every call), the H2D starting as it returned. One such call timed
- *    alone by the calibration came out 1-7 us dear (GPU-1ea85f9e), so the value is the
- *    tables' (6, 8 and 10 tried).
+ *    alone by the calibration came out 1-7 us dear (GPU-1ea85f9e); the calibration's own
+ *    measure in the seeds' step (calibration_t.rep_lead_us) read 4.4-8.0 us four times in
+ *    minutes on one lent H100 (GPU-d39e36c3), and at 4.9 on another (GPU-b112a9b0) it put that
+ *    GPU's plain-ops table 2.5% / 10.6% off where 8 gives 1.9% / 9.5%. So the value is the
+ *    tables' (6, 8 and 10 tried), and the measure is kept, not used.
  *  - SIM_DEP_GAP_US: an op whose stream predecessor ran on another engine (H2D, kernel, D2H)
  *    starts this long after that op ends (model_op_t.gap_us), beyond its own fixed cost: under
  *    CUPTI the kernels started 4-9 us after their H2D ended and the D2Hs 5-10 us after their
