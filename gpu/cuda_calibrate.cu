@@ -602,8 +602,9 @@ int cuda_calibrate(machine_info_t *m, int index, sl_error_t *err) {
                                 lead[nlead++] = first;
                         }
             CUDA_CHECK(cudaDeviceSynchronize());
-            /* The rep's lead (rep_lead_us): the 2^22 steps' first H2D call over their later ones,
-             * the median over the steps of 4 streams and more */
+            /* The rep's lead (rep_lead_us, kept as measured, not used): what the 2^22 steps'
+             * first calls took over the same calls warm, the median over the steps of 4 streams
+             * and more */
             if (nlead > 0)
                 c.rep_lead_us = fmax(0.001, median_cal(lead, nlead));
             for (int f = 0; f < NFIT; f++) {
