@@ -5,9 +5,11 @@ file's 17 points, with the measuring GPU's own calibration as the profile. Then
   build/bench/bench_sim --against OUT.json profiles/h100.json  # from a shipped profile
 print each point's error (2^20-2^25 at 1-16 streams: where the seeds' table has no small arrays)."""
 import json
+import os
 import sys
 
-VAR = {"v1": "async_v1", "v2": "async_v2", "seq": "sequential"}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_plain_ops import VAR  # noqa: E402  the file's short variant names
 
 
 def main():
