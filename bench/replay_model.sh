@@ -42,7 +42,7 @@ def merge(a, b):
         out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
     return out
 
-if db.endswith(".json"):  # a database's predictions as `replay_model.sh --export` wrote them (bench/data/model)
+if db.endswith(".json"):  # a database's predictions as REPLAY_EXPORT=FILE.json wrote them (bench/data/model)
     kept = json.load(open(db))
     gpus = {mid: {g.get("index", i): g for i, g in enumerate(gs)} for mid, gs in kept["machines"].items()}
     rows = [(r["machine_id"], json.dumps(r["spec"]), json.dumps({"prediction": r["prediction"]}), r["measured_ms"],
