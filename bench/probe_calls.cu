@@ -13,6 +13,14 @@
  * 5.6-5.9, later calls 0.36-0.47 more at 2^25. The stop event's call on a lent H200
  * (GPU-d49c1d00, 2026-11-26 21:29 UTC, pinned): 1.5-5.7 us over every point, 3.9-5.3 at 256
  * streams, v1 or v2: not what makes the reference's breadth-first issue longer.
+ * Since 2026-11-27 also the later calls' mean by kind (H2D, kernel, D2H) and when the rep's
+ * last call of each kind returned. Two runs each on a lent H100 (GPU-8a57a007) and a lent H200
+ * (GPU-18989197), 2^25 over 2^22 at 8-256 streams, the median over points and runs: of the
+ * first calls' extra (33 us over the four), the start event 0.33, the first H2D 0.26, the first
+ * kernel 0.36, the first D2H 0.06 (alike in v1 and v2, on both GPUs); every later call more by
+ * H2D 0.44 us, kernel 0.88, D2H 0.19 (v1 0.05, v2 0.50). The sim charges the three first calls
+ * a third each and every later call alike (gpu/sim.c, large_array_host): tried offline split
+ * so, it moved the seeds' tables both ways (docs/METHOD.md), and was not kept.
  * usage: probe_calls [REPS] */
 #include <math.h>
 #include <stdio.h>
@@ -38,12 +46,14 @@ int main(int argc, char **argv) {
     for (int i = 0; i < MAXS; i++) CK(cudaStreamCreate(&st[i]));
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    static double ts[3 * MAXS + 3], issue[MAXREPS], ev[MAXREPS], stop[MAXREPS], first[3][MAXREPS], later[MAXREPS];
+    static double ts[3 * MAXS + 3], issue[MAXREPS], ev[MAXREPS], stop[MAXREPS], first[3][MAXREPS], later[MAXREPS],
+        later_k[3][MAXREPS], by_k[3][MAXREPS];
     float gms[MAXREPS];
-    int SS[] = {1, 8, 32, 128, 256};
-    printf("point              gpu ms  issue us  start ev  1st H2D  1st kern  1st D2H  later (mean)  stop ev\n");
+    int SS[] = {1, 8, 16, 32, 64, 128, 256};
+    printf("point              gpu ms  issue us  start ev  1st H2D  1st kern  1st D2H  later (mean)  stop ev"
+           "  | later H2D  kern  D2H | last H2D, kern, D2H call by (us)\n");
     for (int v2 = 0; v2 < 2; v2++)
-        for (int si = 0; si < 5; si++)
+        for (int si = 0; si < 7; si++)
             for (int lg = 22; lg <= 25; lg += 3) {
                 int ns = SS[si];
                 size_t n = (size_t)1 << lg, chunk = n / ns;
@@ -86,20 +96,25 @@ int main(int argc, char **argv) {
                     ev[r] = ts[1] - ts[0];
                     stop[r] = ts[k - 1] - ts[k - 2];
                     bool seen[3] = {false, false, false};
-                    double rest = 0;
-                    int nrest = 0;
+                    double rest = 0, rest_k[3] = {0, 0, 0};
+                    int nrest = 0, nrest_k[3] = {0, 0, 0};
                     for (int c = 2; c < k - 1; c++) { /* the op calls: ts[c] - ts[c - 1] */
                         double du = ts[c] - ts[c - 1];
+                        by_k[kind[c]][r] = ts[c] - ts[0];
                         if (!seen[kind[c]]) seen[kind[c]] = true, first[kind[c]][r] = du;
-                        else rest += du, nrest++;
+                        else rest += du, nrest++, rest_k[kind[c]] += du, nrest_k[kind[c]]++;
                     }
                     later[r] = nrest ? rest / nrest : 0;
+                    for (int q = 0; q < 3; q++)
+                        later_k[q][r] = nrest_k[q] ? rest_k[q] / nrest_k[q] : 0;
                 }
                 double g[MAXREPS];
                 for (int r = 0; r < reps; r++) g[r] = gms[r];
-                printf("%s 2^%d x%-3d  %7.3f  %8.1f  %8.1f  %7.1f  %8.1f  %7.1f  %6.2f  %7.1f\n", v2 ? "async_v2" : "async_v1",
-                       lg, ns, median(g, reps), median(issue, reps), median(ev, reps), median(first[0], reps),
-                       median(first[1], reps), median(first[2], reps), median(later, reps), median(stop, reps));
+                printf("%s 2^%d x%-3d  %7.3f  %8.1f  %8.1f  %7.1f  %8.1f  %7.1f  %6.2f  %7.1f  | %6.2f %5.2f %5.2f | %6.1f %6.1f %6.1f\n",
+                       v2 ? "async_v2" : "async_v1", lg, ns, median(g, reps), median(issue, reps), median(ev, reps),
+                       median(first[0], reps), median(first[1], reps), median(first[2], reps), median(later, reps),
+                       median(stop, reps), median(later_k[0], reps), median(later_k[1], reps), median(later_k[2], reps),
+                       median(by_k[0], reps), median(by_k[1], reps), median(by_k[2], reps));
             }
     return 0;
 }
