@@ -66,7 +66,8 @@ typedef struct dev_ctx {
     cudaStream_t *streams;      /* plan->streams created streams */
     int nstreams;
     cudaEvent_t rep_start, rep_stop;
-    cudaEvent_t *stream_end;    /* non-blocking streams: after each stream's last op */
+    cudaEvent_t *stream_end;    /* non-blocking streams: after each stream's last op (untimed; the
+                                 * legacy stream waits for them before its stop event) */
     int *last_op;               /* per stream: its last plan op, -1 if none */
     int sm_count;
     int occupancy_bps;          /* grid-stride kernel, blocks per SM (occupancy API) */
@@ -175,18 +176,31 @@ cleanup:
     return rc;
 }
 
+/* Non-blocking streams are not ordered with the legacy stream, so its stop event would not
+ * follow their work: the legacy stream waits for the untimed event recorded after each one's
+ * last op (issue_device_op), and the stop event then ends the rep as with blocking streams.
+ * Timed events there, read one by one, cost the run itself: with the plain reference
+ * (bench/ref_overlap REF_END_EVENTS, two lent H100s, 2026-11-27) async_v2 2^22 x32 ran 11-16%
+ * and async_v1 x64 10-22% longer with a timed event at each stream's end, 0-9% with untimed
+ * ones the legacy stream waits for, after the last op. */
+static int legacy_waits_for_streams(run_t *r, dev_ctx_t *dc, sl_error_t *err) {
+    int rc = SL_OK;
+    for (int st = 0; !r->blocking_streams && st < dc->nstreams; st++)
+        if (dc->last_op[st] >= 0)
+            CUDA_CHECK(cudaStreamWaitEvent(cudaStreamLegacy, dc->stream_end[st], 0));
+cleanup:
+    return rc;
+}
+
 /* The end of a rep: wait for the stop events, as the seeds do (cudaEventSynchronize on
- * the stop event), where they follow every op: the streams are blocking, so the
- * legacy stream's stop event waits for them, and the default stream (legacy or
- * per-thread) is ordered with it. cudaDeviceSynchronize was measured to cost the next
- * rep's first copy and first launch about 15 us each of host time on the lent H100
- * (a 4-stream 2^22 async_v1 issued in 144 us after it, 97 us after the event wait),
- * which shows in the total wherever the host's issue rate sets the time.
- * Non-blocking streams are not ordered with the stop event: the whole device then. */
+ * the stop event), which follow every op: blocking streams are ordered with the legacy
+ * stream's stop event, non-blocking ones made so (legacy_waits_for_streams), and the
+ * default stream (legacy or per-thread) is ordered with it. cudaDeviceSynchronize was
+ * measured to cost the next rep's first copy and first launch about 15 us each of host
+ * time on the lent H100 (a 4-stream 2^22 async_v1 issued in 144 us after it, 97 us after
+ * the event wait), which shows in the total wherever the host's issue rate sets the time. */
 static int sync_rep_end(run_t *r, sl_error_t *err) {
     int rc = SL_OK;
-    if (!r->blocking_streams)
-        return sync_all(r, err);
     for (int d = 0; d < r->ndev; d++) {
         CUDA_CHECK(use_device(r, d));
         CUDA_CHECK(cudaEventSynchronize(r->dev[d].rep_stop));
@@ -448,7 +462,7 @@ static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced_rep,
     r->last_issued = (int)i;
     if (op->record_event >= 0)
         CUDA_CHECK(cudaEventRecord(r->chain[op->record_event], st));
-    if (!traced_rep && !r->blocking_streams && op->stream >= 0 && dc->last_op[op->stream] == (int)i)
+    if (!r->blocking_streams && op->stream >= 0 && dc->last_op[op->stream] == (int)i)
         CUDA_CHECK(cudaEventRecord(dc->stream_end[op->stream], st));
     if (op->blocking) /* cudaMemcpy's semantics on the chosen default stream */
         CUDA_CHECK(cudaStreamSynchronize(st));
@@ -656,6 +670,9 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
     }
     for (int d = 0; d < r->ndev; d++) {
         CUDA_CHECK(use_device(r, d));
+        rc = legacy_waits_for_streams(r, &r->dev[d], err);
+        if (rc)
+            goto cleanup;
         CUDA_CHECK(cudaEventRecord(r->dev[d].rep_stop, cudaStreamLegacy));
     }
     r->issue_us = cuda_now_us() - t0;
@@ -672,14 +689,6 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
         if (rc)
             goto cleanup;
         total_us = fmax(total_us, dc->start_offset_us + us);
-        for (int st = 0; !traced && !r->blocking_streams && st < dc->nstreams; st++) {
-            if (dc->last_op[st] < 0)
-                continue;
-            rc = elapsed_us(dc->rep_start, dc->stream_end[st], &us, err);
-            if (rc)
-                goto cleanup;
-            total_us = fmax(total_us, dc->start_offset_us + us);
-        }
     }
     for (size_t i = 0; i < last; i++)
         if (p->ops[i].kind == PLAN_HOST)
@@ -931,7 +940,7 @@ static int setup_device(run_t *r, int d, sl_error_t *err) {
         for (int st = 0; st < dc->nstreams; st++) {
             CUDA_CHECK(sl_stream_create(&dc->streams[st], flags));
             if (!r->blocking_streams)
-                CUDA_CHECK(sl_event_create(&dc->stream_end[st], cudaEventDefault));
+                CUDA_CHECK(sl_event_create(&dc->stream_end[st], cudaEventDisableTiming));
         }
     }
     for (size_t i = 0; i < p->count; i++) {
@@ -1514,8 +1523,9 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                             json_string(r.blocking_streams
                                             ? "clean reps: one event pair on the legacy default stream around the "
                                               "whole pipeline"
-                                            : "clean reps: events on the legacy default stream and after each "
-                                              "non-blocking stream's last op"));
+                                            : "clean reps: one event pair on the legacy default stream, which "
+                                              "waits for an untimed event after each non-blocking stream's last "
+                                              "op before its stop event"));
         json_object_set_new(timing, "timelines",
                             !events_mode ? json_string("CUPTI activity records of the clean reps")
                             : r.shares > 1

@@ -666,6 +666,7 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
                 o->done = o->issued = o->dispatched = true;
                 host_t = o->end;
             } else if (op->kind == PLAN_SYNC) {
+                host_t += op->stream_waits * hc->event_us;
                 o->issued = true;
                 waiting = -1;
                 sync_op = hi;

@@ -103,6 +103,8 @@ typedef struct model_op {
     bool end_event;          /* an event is recorded right after it, at its stream's end: the CUDA
                               * backend's on non-blocking streams, whose ends the legacy stream's
                               * stop event does not wait for (model_host_t.event_us more) */
+    int stream_waits;        /* PLAN_SYNC: the host first makes the legacy stream wait for this
+                              * many streams' end events (model_host_t.event_us each) */
     double gap_us;           /* device latency between its stream predecessor's (or awaited
                               * event's) end and its start: the seed's h2d_ovhd, host2kern_ovhd,
                               * kern_ovhd, kern2host_ovhd, d2h_ovhd, measured from a trace */

@@ -264,12 +264,12 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
         }
     }
     free(last_kind);
-    /* Non-blocking streams: the CUDA backend records an event at each stream's last op (the
-     * legacy stream's stop event does not wait for them), one more call each on the host.
-     * async_v2 over 32 such streams ran 0.833 ms where blocking ones ran 0.781 (lent H100
-     * GPU-54cd77b7, 2026-11-27), the sim 0.691 for both (make bench-wide). */
+    /* Non-blocking streams: the CUDA backend records an untimed event at each stream's last op
+     * and makes the legacy stream wait for each before its stop event (which would not follow
+     * such streams otherwise): one more call each on the host at the stream's end, and one each
+     * before the rep's synchronise. */
     if (spec->stream_flags == SFLAGS_NON_BLOCKING && plan->streams > 0) {
-        int *last = malloc((size_t)plan->streams * sizeof *last);
+        int *last = malloc((size_t)plan->streams * sizeof *last), waits = 0;
         if (!last) {
             free(in->ops);
             in->ops = NULL;
@@ -278,10 +278,17 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
         for (int d = 0; d < (plan->devices > 0 ? plan->devices : 1); d++) {
             plan_stream_last_ops(plan, d, last);
             for (int st = 0; st < plan->streams; st++)
-                if (last[st] >= 0)
+                if (last[st] >= 0) {
                     in->ops[last[st]].end_event = true;
+                    waits++;
+                }
         }
         free(last);
+        for (size_t i = in->count; i-- > 0;)
+            if (in->ops[i].kind == PLAN_SYNC) { /* the rep's end */
+                in->ops[i].stream_waits = waits;
+                break;
+            }
     }
     return SL_OK;
 }

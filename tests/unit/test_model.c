@@ -1537,10 +1537,12 @@ TEST(the_hosts_share_runs_at_the_machines_cpu_rate) {
     }
 }
 
-/* Non-blocking streams: the CUDA backend records an event at each stream's last copy or
- * kernel (the legacy stream's stop event does not wait for them), so the sim charges the host
- * one event call a stream more a rep; blocking streams none. */
-TEST(non_blocking_streams_cost_an_end_event_each) {
+/* Non-blocking streams: the CUDA backend records an untimed event at each stream's last copy
+ * or kernel and makes the legacy stream wait for each before its stop event (which would not
+ * follow such streams otherwise), so the sim charges the host one event call a stream at the
+ * stream's end and one a stream before the rep's synchronise, which the rep cannot end before;
+ * blocking streams none. */
+TEST(non_blocking_streams_cost_an_end_event_and_a_wait_each) {
     static const struct { variant_t v; int streams; } cases[] = {{VARIANT_ASYNC_V2, 32}, {VARIANT_ASYNC_V1, 8}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         double issue[2][3];
@@ -1561,11 +1563,31 @@ TEST(non_blocking_streams_cost_an_end_event_each) {
             for (size_t i = 0; i < in.count; i++)
                 ends += in.ops[i].end_event;
             CHECK_INT(nb ? cases[k].streams : 0, ends);
+            CHECK_INT(PLAN_SYNC, in.ops[in.count - 1].kind);
+            CHECK_INT(nb ? cases[k].streams : 0, in.ops[in.count - 1].stream_waits);
             CHECK_INT(SL_OK, model_simulate_reps(&in, 1, 3, tls, issue[nb], &err));
             for (int r = 0; r < 3; r++) {
-                if (nb)
+                if (nb) {
                     CHECK_NEAR(issue[0][r] + cases[k].streams * in.host.event_us, issue[1][r], 1e-6);
+                    CHECK(tls[r].total_us >= issue[1][r] + cases[k].streams * in.host.event_us - 1e-6);
+                }
                 timeline_free(&tls[r]);
+            }
+            if (nb) { /* where the host sets the pace the waits add to the rep (less what the last
+                       * op's own latency already covered), and no more than their cost */
+                for (size_t i = 0; i < in.count; i++)
+                    if (plan_is_device_op(in.ops[i].kind))
+                        in.ops[i].alone_us = 0.01, in.ops[i].gap_us = 0;
+                double total[2];
+                for (int w = 0; w < 2; w++) {
+                    in.ops[in.count - 1].stream_waits = w ? cases[k].streams : 0;
+                    CHECK_INT(SL_OK, model_simulate_reps(&in, 1, 1, tls, NULL, &err));
+                    total[w] = tls[0].total_us;
+                    timeline_free(&tls[0]);
+                }
+                double waits_us = cases[k].streams * in.host.event_us;
+                CHECK(total[1] > total[0] + 0.9 * waits_us);
+                CHECK(total[1] <= total[0] + waits_us + 1e-6);
             }
             free(in.ops);
             plan_free(&plan);
@@ -2088,7 +2110,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(a_large_arrays_first_calls_cost_the_host_more),
     TEST_ENTRY(each_copy_direction_pays_its_own_setup),
     TEST_ENTRY(the_hosts_share_runs_at_the_machines_cpu_rate),
-    TEST_ENTRY(non_blocking_streams_cost_an_end_event_each),
+    TEST_ENTRY(non_blocking_streams_cost_an_end_event_and_a_wait_each),
     TEST_ENTRY(breadth_first_calls_cost_the_host_more),
     TEST_ENTRY(a_simulated_result_gives_its_host_pace_band),
     TEST_ENTRY(a_simulated_result_names_the_models_queue_count),
