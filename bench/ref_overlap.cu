@@ -153,8 +153,9 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
     CK(cudaEventCreate(&start_ev));
     CK(cudaEventCreate(&stop_ev));
     for (; nstreams_made < nstreams; nstreams_made++)
-        CK(end_events == 2 || end_events >= 4 ? cudaStreamCreateWithFlags(&stream[nstreams_made], cudaStreamNonBlocking)
-                           : cudaStreamCreate(&stream[nstreams_made]));
+        CK((end_events == 2 || end_events >= 4) && (mode == 1 || mode == 2)
+               ? cudaStreamCreateWithFlags(&stream[nstreams_made], cudaStreamNonBlocking)
+               : cudaStreamCreate(&stream[nstreams_made]));
     for (; end_events && (mode == 1 || mode == 2) && nend_ev < nstreams; nend_ev++)
         CK(cudaEventCreateWithFlags(&end_ev[nend_ev], end_events >= 3 ? cudaEventDisableTiming : cudaEventDefault));
     if (mode == 4) {
