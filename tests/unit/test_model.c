@@ -1612,7 +1612,7 @@ static int held_kernels(const timeline_t *tl) {
 /* The two modes of async_v2 2^25 x32 are the model's own, decided by the host's timing as on the
  * hardware: fed each call's host time from a lent H100's reps (the plain program under CUPTI,
  * tests/data/model), the simulated H100's channels hold as many kernels behind another stream's as
- * that GPU held, rep by rep (9-11 there); at the sim's own calibrated pace, none (the fast mode). */
+ * that GPU held, rep by rep (8-11 there); at the sim's own calibrated pace, none (the fast mode). */
 TEST(the_models_channels_hold_what_a_lent_h100_held) {
     FILE *f = fopen("tests/data/model/h100-GPU-66ab6915-async_v2-2p25-x32-calls.txt", "r");
     CHECK(f != NULL);
