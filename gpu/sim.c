@@ -284,11 +284,8 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
                 }
         }
         free(last);
-        for (size_t i = in->count; i-- > 0;)
-            if (in->ops[i].kind == PLAN_SYNC) { /* the rep's end */
-                in->ops[i].stream_waits = waits;
-                break;
-            }
+        if (in->count > 0 && in->ops[in->count - 1].kind == PLAN_SYNC) /* the rep's end */
+            in->ops[in->count - 1].stream_waits = waits;
     }
     return SL_OK;
 }
