@@ -108,6 +108,14 @@ static void release_case(void) {
     cudaGetLastError();
 }
 
+/* REF_END_EVENTS: stream i's last op issued, its end event (4: and the legacy stream's wait for it) */
+static cudaError_t end_stream(int i) {
+    cudaError_t e = nend_ev ? cudaEventRecord(end_ev[i], stream[i]) : cudaSuccess;
+    if (e == cudaSuccess && nend_ev && end_events == 4)
+        e = cudaStreamWaitEvent(0, end_ev[i], 0);
+    return e;
+}
+
 #define CK(call)                                                                        \
     do {                                                                                \
         cudaError_t e_ = (call);                                                        \
@@ -190,10 +198,7 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
                 CK(cudaMemcpyAsync(&d_a[offset], &a[offset], streamBytes, cudaMemcpyHostToDevice, stream[i]));
                 kernel<<<streamSize / BLOCK, BLOCK, 0, stream[i]>>>(d_a, offset);
                 CK(cudaMemcpyAsync(&a[offset], &d_a[offset], streamBytes, cudaMemcpyDeviceToHost, stream[i]));
-                if (nend_ev)
-                    CK(cudaEventRecord(end_ev[i], stream[i]));
-                if (end_events == 4)
-                    CK(cudaStreamWaitEvent(0, end_ev[i], 0));
+                CK(end_stream(i));
             }
         } else if (mode == 3) {
             kernel<<<(unsigned)(n / BLOCK), BLOCK>>>(d_a, 0);
@@ -225,10 +230,7 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
             for (int i = 0; i < nstreams; ++i) {
                 int offset = i * streamSize;
                 CK(cudaMemcpyAsync(&a[offset], &d_a[offset], streamBytes, cudaMemcpyDeviceToHost, stream[i]));
-                if (nend_ev)
-                    CK(cudaEventRecord(end_ev[i], stream[i]));
-                if (end_events == 4)
-                    CK(cudaStreamWaitEvent(0, end_ev[i], 0));
+                CK(end_stream(i));
             }
         }
         for (int i = 0; end_events == 5 && i < nend_ev; i++)
