@@ -12,7 +12,19 @@ measured again, so each takes, for those fields only, the median over the correc
 other lent hosts of its kind; the profile's metadata says so under "remeasured", with the values it
 replaced. Idempotent.
 
+Two more from the calibrations the kept tables carry (bench/data/KIND-GPU-*.json and
+bench/data/wide/KIND-GPU-*.json, each streamlab's own calibration of a lent GPU):
+- each copy direction's own set-up (copy_setup_h2d_us, copy_setup_d2h_us), which the calibration
+  measures since 2026-11-26 late evening, after the shipped profiles: a D2H's is 0.4-0.5 us under an
+  H2D's on every lent GPU that measured both, and the sim's D2Hs priced at the pooled set-up drained
+  a breadth-first rep's last phase 0.5 us a copy slow;
+- the host's cost to issue a copy and a launch (copy_submit_us, kernel_launch_us): a profile is one
+  loan's host, and the loans' hosts differ by up to 1.8 times a chunk; the shipped profile stands in
+  for the lent machines of its kind, so it takes their median host. The fits to the profile's own
+  table (issue_reorder_us, the large array's extra) stay.
+
 usage: python3 bench/profile_remeasure.py DATA KIND...   (e.g. bench/data/calibrations-2026-11-27.json h100 h200)"""
+import glob
 import json
 import statistics
 import sys
@@ -20,6 +32,20 @@ import sys
 FIELDS = ("pageable_h2d_gbps", "pageable_d2h_gbps")
 DIRTY = ("dirty_h2d_us_per_mib", "dirty_cache_mib")  # only rows measured since 02:30 have them
 KERNELS = ("blog", "fill", "compute")
+SETUPS = ("copy_setup_h2d_us", "copy_setup_d2h_us")  # rows that measured both
+HOST = ("copy_submit_us", "kernel_launch_us")
+
+
+def table_calibrations(kind):
+    """The calibration each kept table of this kind carries (its GPU's first), with its file."""
+    out = []
+    for path in sorted(glob.glob(f"bench/data/{kind}-GPU-*.json") + glob.glob(f"bench/data/wide/{kind}-GPU-*.json")):
+        t = json.load(open(path))
+        gpus = (t.get("machine") or (t.get("profile") or {}).get("machine") or {}).get("gpus") or []
+        cal = gpus[0].get("calibration") if gpus else None
+        if cal and all(cal.get(f, 0) > 0 for f in HOST):
+            out.append((path, gpus[0].get("uuid", ""), cal))
+    return out
 
 
 def main():
@@ -40,13 +66,19 @@ def main():
         dirty = [r for r in rows if all(f in r for f in DIRTY)]
         replaced = meta.get("remeasured", {}).get("replaced") or {
             **{f: cal.get(f, 0) for f in FIELDS}, "host_ns_per_elem": cal.get("host_ns_per_elem")}
-        for f in DIRTY:  # the values first replaced are kept, whatever runs since
-            if dirty and f not in replaced:
+        tables = table_calibrations(kind)
+        both = [c for _, _, c in tables if all(c.get(f, 0) > 0 for f in SETUPS)]
+        for f in DIRTY + (SETUPS if both else ()) + (HOST if tables else ()):  # the values first replaced are kept
+            if (f not in DIRTY or dirty) and f not in replaced:
                 replaced[f] = cal.get(f, 0)
         new = {f: statistics.median(r[f] for r in rows) for f in FIELDS}
         new["host_ns_per_elem"] = {k: statistics.median(r["host_ns_per_elem"][k] for r in hosts) for k in KERNELS}
         if dirty:
             new.update({f: statistics.median(r[f] for r in dirty) for f in DIRTY})
+        if both:
+            new.update({f: statistics.median(c[f] for c in both) for f in SETUPS})
+        if tables:
+            new.update({f: statistics.median(c[f] for _, _, c in tables) for f in HOST})
         for gpu in p["machine"]["gpus"]:
             gpu["calibration"].update(new)
         meta["remeasured"] = dict(new, **{
@@ -54,10 +86,17 @@ def main():
                     f"({len({r['gpu_uuid'] for r in rows})} GPUs, "
                     f"{min(r['measured_at'] for r in rows)[:10]}); the host's rate of the {len(hosts)} marked used"
                     + (f"; the just-written array's price of the {len(dirty)} that measure it on its last MiB"
-                       if dirty else ""),
+                       if dirty else "")
+                   + (f"; each copy direction's set-up: the median of the {len(both)} calibrations that measured "
+                      f"both, of the kept tables' {len(tables)} (bench/data, {len({u for _, u, _ in tables})} GPUs); "
+                      f"the host's cost to issue a copy and a launch: the median of those {len(tables)}"
+                      if tables else ""),
             "why": "measured before the calibration timed pageable copies by the host's clock and the host's CPU "
                    "rate (2026-11-27)" + (", and priced the array the host has just written on its last MiB "
                                           "(2026-11-27 02:30)" if dirty else "")
+                   + ("; each copy direction's own set-up was measured only after the profile (the sim priced "
+                      "its D2Hs at the pooled set-up, 0.4-0.5 us a copy dear); and a profile is one loan's "
+                      "host, where the shipped one stands in for every lent host of its kind" if tables else "")
                    + "; the profile's own GPU cannot be measured again",
             "replaced": replaced})
         with open(path, "w") as f:
@@ -67,7 +106,8 @@ def main():
               + ", ".join(f"{k} {v:.3f}" for k, v in new["host_ns_per_elem"].items())
               + (f", just-written array {new['dirty_h2d_us_per_mib']:.2f} us a MiB over its last "
                  f"{new['dirty_cache_mib']:.2f} MiB (was {replaced['dirty_h2d_us_per_mib']:.2f} over "
-                 f"{replaced['dirty_cache_mib']:.2f})" if dirty else ""))
+                 f"{replaced['dirty_cache_mib']:.2f})" if dirty else "")
+              + "".join(f", {f} {new[f]:.3f} (was {replaced[f]:.3f})" for f in SETUPS + HOST if f in new))
     return 0
 
 
