@@ -15,13 +15,17 @@ replaced. Idempotent.
 Two more from the calibrations the kept tables carry (bench/data/KIND-GPU-*.json and
 bench/data/wide/KIND-GPU-*.json, each streamlab's own calibration of a lent GPU):
 - each copy direction's own set-up (copy_setup_h2d_us, copy_setup_d2h_us), which the calibration
-  measures since 2026-11-26 late evening, after the shipped profiles: a D2H's is 0.4-0.5 us under an
-  H2D's on every lent GPU that measured both, and the sim's D2Hs priced at the pooled set-up drained
-  a breadth-first rep's last phase 0.5 us a copy slow;
+  measures since 2026-11-26 late evening, after the shipped profiles: a D2H's is 0.3-0.8 us under an
+  H2D's (median 0.6) on every lent GPU that measured both, one calibration that drew a spell aside,
+  and the sim's D2Hs priced at the pooled set-up drained a breadth-first rep's last phase about
+  0.5 us a copy slow;
 - the host's cost to issue a copy and a launch (copy_submit_us, kernel_launch_us): a profile is one
   loan's host, and the loans' hosts differ by up to 1.8 times a chunk; the shipped profile stands in
   for the lent machines of its kind, so it takes their median host. The fits to the profile's own
   table (issue_reorder_us, the large array's extra) stay.
+These medians move as tables are added. The shipped profiles took them from the 34 H100 and 21 H200
+tables kept before 2026-11-27 10:54 UTC; the four fresh tables kept since (10:54-11:07) scored them,
+so they were not run again after (with them the H200's copy_submit_us would be 1.78, not 1.85).
 
 usage: python3 bench/profile_remeasure.py DATA KIND...   (e.g. bench/data/calibrations-2026-11-27.json h100 h200)"""
 import glob
@@ -95,7 +99,7 @@ def main():
                    "rate (2026-11-27)" + (", and priced the array the host has just written on its last MiB "
                                           "(2026-11-27 02:30)" if dirty else "")
                    + ("; each copy direction's own set-up was measured only after the profile (the sim priced "
-                      "its D2Hs at the pooled set-up, 0.4-0.5 us a copy dear); and a profile is one loan's "
+                      "its D2Hs at the pooled set-up, 0.4 us a copy dear); and a profile is one loan's "
                       "host, where the shipped one stands in for every lent host of its kind" if tables else "")
                    + "; the profile's own GPU cannot be measured again",
             "replaced": replaced})
