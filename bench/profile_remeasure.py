@@ -24,7 +24,7 @@ bench/data/wide/KIND-GPU-*.json, each streamlab's own calibration of a lent GPU)
   for the lent machines of its kind, so it takes their median host. The fits to the profile's own
   table (issue_reorder_us, the large array's extra) stay.
 These medians move as tables are added. The shipped profiles took them from the 34 H100 and 21 H200
-tables kept before 2026-11-27 10:54 UTC; the four fresh tables kept since (10:54-11:07) scored them,
+tables kept before 2026-11-27 10:54 UTC; the five fresh tables kept since (10:54-11:29) scored them,
 so they were not run again after (with them the H200's copy_submit_us would be 1.78, not 1.85).
 
 usage: python3 bench/profile_remeasure.py DATA KIND...   (e.g. bench/data/calibrations-2026-11-27.json h100 h200)"""
