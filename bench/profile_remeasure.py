@@ -41,14 +41,13 @@ HOST = ("copy_submit_us", "kernel_launch_us")
 
 
 def table_calibrations(kind):
-    """The calibration each kept table of this kind carries (its GPU's first), with its file."""
+    """(GPU UUID, calibration) of each kept table of this kind that measured the host's costs."""
     out = []
     for path in sorted(glob.glob(f"bench/data/{kind}-GPU-*.json") + glob.glob(f"bench/data/wide/{kind}-GPU-*.json")):
-        t = json.load(open(path))
-        gpus = (t.get("machine") or (t.get("profile") or {}).get("machine") or {}).get("gpus") or []
-        cal = gpus[0].get("calibration") if gpus else None
-        if cal and all(cal.get(f, 0) > 0 for f in HOST):
-            out.append((path, gpus[0].get("uuid", ""), cal))
+        gpu = json.load(open(path))["machine"]["gpus"][0]
+        cal = gpu.get("calibration") or {}
+        if all(cal.get(f, 0) > 0 for f in HOST):
+            out.append((gpu["uuid"], cal))
     return out
 
 
@@ -71,10 +70,7 @@ def main():
         replaced = meta.get("remeasured", {}).get("replaced") or {
             **{f: cal.get(f, 0) for f in FIELDS}, "host_ns_per_elem": cal.get("host_ns_per_elem")}
         tables = table_calibrations(kind)
-        both = [c for _, _, c in tables if all(c.get(f, 0) > 0 for f in SETUPS)]
-        for f in DIRTY + (SETUPS if both else ()) + (HOST if tables else ()):  # the values first replaced are kept
-            if (f not in DIRTY or dirty) and f not in replaced:
-                replaced[f] = cal.get(f, 0)
+        both = [c for _, c in tables if all(c.get(f, 0) > 0 for f in SETUPS)]
         new = {f: statistics.median(r[f] for r in rows) for f in FIELDS}
         new["host_ns_per_elem"] = {k: statistics.median(r["host_ns_per_elem"][k] for r in hosts) for k in KERNELS}
         if dirty:
@@ -82,7 +78,10 @@ def main():
         if both:
             new.update({f: statistics.median(c[f] for c in both) for f in SETUPS})
         if tables:
-            new.update({f: statistics.median(c[f] for _, _, c in tables) for f in HOST})
+            new.update({f: statistics.median(c[f] for _, c in tables) for f in HOST})
+        for f in DIRTY + SETUPS + HOST:  # the values first replaced are kept, whatever runs since
+            if f in new and f not in replaced:
+                replaced[f] = cal.get(f, 0)
         for gpu in p["machine"]["gpus"]:
             gpu["calibration"].update(new)
         meta["remeasured"] = dict(new, **{
@@ -92,7 +91,7 @@ def main():
                     + (f"; the just-written array's price of the {len(dirty)} that measure it on its last MiB"
                        if dirty else "")
                    + (f"; each copy direction's set-up: the median of the {len(both)} calibrations that measured "
-                      f"both, of the kept tables' {len(tables)} (bench/data, {len({u for _, u, _ in tables})} GPUs); "
+                      f"both, of the kept tables' {len(tables)} (bench/data, {len({u for u, _ in tables})} GPUs); "
                       f"the host's cost to issue a copy and a launch: the median of those {len(tables)}"
                       if tables else ""),
             "why": "measured before the calibration timed pageable copies by the host's clock and the host's CPU "
