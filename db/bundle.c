@@ -65,6 +65,17 @@ static int bind_json_int(sqlite3_stmt *st, int i, json_t *v) {
                               : sqlite3_bind_null(st, i);
 }
 
+/* An op's key within its rep, for matching a call to its op: a plan has one op of a kind
+ * per device, stream and chunk. */
+static void op_key(char *out, size_t n, json_int_t device, json_int_t stream, json_int_t chunk, const char *op) {
+    snprintf(out, n, "%lld/%lld/%lld/%s", (long long)device, (long long)stream, (long long)chunk, op ? op : "");
+}
+
+static void op_key_of(char *out, size_t n, json_t *o) {
+    op_key(out, n, json_integer_value(json_object_get(o, "device")), json_integer_value(json_object_get(o, "stream")),
+           json_integer_value(json_object_get(o, "chunk")), json_string_value(json_object_get(o, "op")));
+}
+
 /* ---- export ---- */
 
 const char *const bundle_ops_names[] = {"all", "median", "none"};
@@ -86,7 +97,7 @@ static json_t *timelines_of(store_t *s, const char *id, int reps, int only_rep, 
         }
     }
     if (prepare(s,
-                "SELECT rep, device, stream, chunk, op, start_us, end_us, bytes FROM op_events"
+                "SELECT rep, device, stream, chunk, op, start_us, end_us, bytes, call_start_us, call_end_us FROM op_events"
                 " WHERE experiment_id=?1 AND (?2 < 0 OR rep=?2) ORDER BY rep, rowid",
                 &st, err))
         goto error;
@@ -108,9 +119,22 @@ static json_t *timelines_of(store_t *s, const char *id, int reps, int only_rep, 
                               sqlite3_column_int(st, 2), "chunk", sqlite3_column_int(st, 3), "op", op ? op : "",
                               "start_us", sqlite3_column_double(st, 5), "end_us", sqlite3_column_double(st, 6), "bytes",
                               (json_int_t)sqlite3_column_int64(st, 7));
-        if (!o || json_array_append_new(json_object_get(json_array_get(out, (size_t)k), "ops"), o)) {
+        json_t *entry = json_array_get(out, (size_t)k);
+        if (!o || json_array_append_new(json_object_get(entry, "ops"), o)) {
             sl_error_set(err, SL_E_NOMEM, "", "out of memory exporting %s", id);
             goto error;
+        }
+        /* the op's host call, beside the ops as GET .../timeline gives it: "calls" */
+        if (sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_type(st, 9) != SQLITE_NULL) {
+            if (!json_object_get(entry, "calls"))
+                json_object_set_new(entry, "calls", json_array());
+            json_t *c = json_pack("{s:i, s:i, s:i, s:s, s:f, s:f}", "device", sqlite3_column_int(st, 1), "stream",
+                                  sqlite3_column_int(st, 2), "chunk", sqlite3_column_int(st, 3), "op", op ? op : "",
+                                  "start_us", sqlite3_column_double(st, 8), "end_us", sqlite3_column_double(st, 9));
+            if (!c || json_array_append_new(json_object_get(entry, "calls"), c)) {
+                sl_error_set(err, SL_E_NOMEM, "", "out of memory exporting %s", id);
+                goto error;
+            }
         }
     }
     if (rc != SQLITE_DONE) {
@@ -639,8 +663,53 @@ static int check_op(json_t *op, const char *where, sl_error_t *err) {
     return rc;
 }
 
-/* timelines[id]: [{"rep": K, "ops": [...]}], each rep of a done experiment of the bundle once
- * (with "ops": "median", the median rep's alone). */
+/* A rep's "calls" (optional): the issuing thread's call of ops of that rep, each naming
+ * its op (device, stream, chunk, op) once, with start_us <= end_us. */
+static int check_calls(json_t *calls, json_t *ops, const char *where, sl_error_t *err) {
+    json_t *keys = json_object(), *v, *c, *op;
+    char at[200], key[96];
+    size_t i;
+    int rc = keys ? SL_OK : sl_error_set(err, SL_E_NOMEM, "", "out of memory checking the bundle");
+    json_array_foreach(ops, i, op) {
+        op_key_of(key, sizeof key, op);
+        if (rc == SL_OK)
+            json_object_set_new(keys, key, json_false());
+    }
+    if (rc == SL_OK && !json_is_array(calls))
+        rc = invalid(err, where, "calls", "must be an array of the ops' host calls");
+    json_array_foreach(calls, i, c) {
+        if (rc)
+            break;
+        snprintf(at, sizeof at, "%.150s.calls[%zu]", where, i);
+        if (!json_is_object(c)) {
+            rc = invalid(err, at, NULL, "must be an object");
+            break;
+        }
+        if ((rc = int_get(c, at, "device", REQUIRED, 0, SPEC_MAX_DEVICES - 1, &v, err)) ||
+            (rc = int_get(c, at, "stream", REQUIRED, -1, INT_MAX, &v, err)) ||
+            (rc = int_get(c, at, "chunk", REQUIRED, 0, INT_MAX, &v, err)) ||
+            (rc = string_in(c, at, "op", REQUIRED, op_names, OP__COUNT, &v, err)) ||
+            (rc = field_get(c, at, "start_us", J_NUMBER, REQUIRED, &v, err)) ||
+            (rc = field_get(c, at, "end_us", J_NUMBER, REQUIRED, &v, err)))
+            break;
+        if (json_number_value(json_object_get(c, "end_us")) < json_number_value(json_object_get(c, "start_us"))) {
+            rc = invalid(err, at, "end_us", "is before start_us");
+            break;
+        }
+        op_key_of(key, sizeof key, c);
+        json_t *seen = json_object_get(keys, key);
+        if (!seen || json_is_true(seen)) {
+            rc = invalid(err, at, NULL, "%s", seen ? "repeats a call of its op" : "names no op of its rep");
+            break;
+        }
+        json_object_set_new(keys, key, json_true());
+    }
+    json_decref(keys);
+    return rc;
+}
+
+/* timelines[id]: [{"rep": K, "ops": [...], "calls": [...]}], each rep of a done experiment of
+ * the bundle once (with "ops": "median", the median rep's alone); "calls" optional. */
 static int check_timeline(const char *id, json_t *reps_list, json_t *by_id, bundle_ops_t mode, sl_error_t *err) {
     char where[128], at[160];
     snprintf(where, sizeof where, "timelines.%.64s", id);
@@ -683,6 +752,9 @@ static int check_timeline(const char *id, json_t *reps_list, json_t *by_id, bund
             if ((rc = check_op(op, at, err)))
                 break;
         }
+        snprintf(at, sizeof at, "%.100s[%zu]", where, i);
+        if (rc == SL_OK && json_object_get(r, "calls"))
+            rc = check_calls(json_object_get(r, "calls"), ops, at, err);
         if (rc)
             break;
     }
@@ -839,9 +911,17 @@ static json_t *canon_timelines(json_t *reps_list) {
                                                   as_real(json_object_get(op, "end_us")), "bytes",
                                                   bytes ? json_incref(bytes) : json_integer(0)));
         }
+        json_t *calls = json_array();
+        json_array_foreach(json_object_get(r, "calls"), j, op) {
+            json_array_append_new(calls, json_pack("{s:O, s:O, s:O, s:O, s:o, s:o}", "device",
+                                                   json_object_get(op, "device"), "stream", json_object_get(op, "stream"),
+                                                   "chunk", json_object_get(op, "chunk"), "op", json_object_get(op, "op"),
+                                                   "start_us", as_real(json_object_get(op, "start_us")), "end_us",
+                                                   as_real(json_object_get(op, "end_us"))));
+        }
         char key[24];
         snprintf(key, sizeof key, "%08lld", (long long)json_integer_value(json_object_get(r, "rep")));
-        json_object_set_new(by_rep, key, list);
+        json_object_set_new(by_rep, key, json_pack("{s:o, s:o}", "ops", list, "calls", calls));
     }
     /* keys are zero-padded rep numbers: in sorted order they are in rep order */
     size_t n = json_object_size(by_rep);
@@ -860,8 +940,9 @@ static json_t *canon_timelines(json_t *reps_list) {
     }
     qsort(keys, n, sizeof *keys, compare_keys);
     for (i = 0; i < n; i++)
-        json_array_append_new(out, json_pack("{s:I, s:O}", "rep", (json_int_t)atoll(keys[i]), "ops",
-                                             json_object_get(by_rep, keys[i])));
+        json_array_append_new(out, json_pack("{s:I, s:O, s:O}", "rep", (json_int_t)atoll(keys[i]), "ops",
+                                             json_object_get(json_object_get(by_rep, keys[i]), "ops"), "calls",
+                                             json_object_get(json_object_get(by_rep, keys[i]), "calls")));
     free(keys);
     json_decref(by_rep);
     return out;
@@ -1071,9 +1152,20 @@ static int insert_events(store_t *s, import_stmts_t *q, const char *id, json_t *
     int rc = SL_OK;
     json_array_foreach(reps_list, i, r) {
         json_t *rep = json_object_get(r, "rep");
+        json_t *calls = json_object(), *c; /* op key -> its call (check_calls: one at most) */
+        size_t k;
+        char key[96];
+        if (!calls)
+            return sl_error_set(err, SL_E_NOMEM, "", "out of memory importing %s", id);
+        json_array_foreach(json_object_get(r, "calls"), k, c) {
+            op_key_of(key, sizeof key, c);
+            json_object_set(calls, key, c);
+        }
         json_array_foreach(json_object_get(r, "ops"), j, op) {
             sqlite3_stmt *st = q->ev;
             json_t *bytes = json_object_get(op, "bytes");
+            op_key_of(key, sizeof key, op);
+            json_t *call = json_object_get(calls, key);
             bool ok = bind_text(st, 1, id) == SQLITE_OK && bind_json_int(st, 2, rep) == SQLITE_OK &&
                       bind_json_int(st, 3, json_object_get(op, "device")) == SQLITE_OK &&
                       bind_json_int(st, 4, json_object_get(op, "stream")) == SQLITE_OK &&
@@ -1081,11 +1173,16 @@ static int insert_events(store_t *s, import_stmts_t *q, const char *id, json_t *
                       bind_json_text(st, 6, json_object_get(op, "op")) == SQLITE_OK &&
                       bind_json_real(st, 7, json_object_get(op, "start_us")) == SQLITE_OK &&
                       bind_json_real(st, 8, json_object_get(op, "end_us")) == SQLITE_OK &&
-                      sqlite3_bind_int64(st, 9, bytes ? (sqlite3_int64)json_integer_value(bytes) : 0) == SQLITE_OK;
+                      sqlite3_bind_int64(st, 9, bytes ? (sqlite3_int64)json_integer_value(bytes) : 0) == SQLITE_OK &&
+                      bind_json_real(st, 10, json_object_get(call, "start_us")) == SQLITE_OK &&
+                      bind_json_real(st, 11, json_object_get(call, "end_us")) == SQLITE_OK;
             rc = ok ? step_done(s, st, "importing an op event", err) : db_error(err, s, "importing an op event");
             if (rc)
-                return rc;
+                break;
         }
+        json_decref(calls);
+        if (rc)
+            return rc;
     }
     return rc;
 }
@@ -1141,8 +1238,8 @@ static int prepare_all(store_t *s, import_stmts_t *q, sl_error_t *err) {
         " d2h_gbps, overlap, floor_ms, efficiency, predicted_ms, prediction_error, verified, verification,"
         " extra) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         "INSERT INTO result_reps (experiment_id, rep, total_ms) VALUES (?,?,?)",
-        "INSERT INTO op_events (experiment_id, rep, device, stream, chunk, op, start_us, end_us, bytes)"
-        " VALUES (?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO op_events (experiment_id, rep, device, stream, chunk, op, start_us, end_us, bytes, call_start_us,"
+        " call_end_us) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
         "SELECT CASE ?1 WHEN 'machines' THEN (SELECT count(*) FROM machines WHERE id=?2)"
         " ELSE (SELECT count(*) FROM sweeps WHERE id=?2) END",
     };

@@ -561,8 +561,8 @@ int store_finish_experiment(store_t *s, const char *id, const result_t *r, sl_er
         rc = prepare(s, "INSERT INTO result_reps (experiment_id, rep, total_ms) VALUES (?,?,?)", &rep, err);
     if (rc == SL_OK)
         rc = prepare(s,
-                     "INSERT INTO op_events (experiment_id, rep, device, stream, chunk, op, start_us, end_us, bytes)"
-                     " VALUES (?,?,?,?,?,?,?,?,?)",
+                     "INSERT INTO op_events (experiment_id, rep, device, stream, chunk, op, start_us, end_us, bytes,"
+                     " call_start_us, call_end_us) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                      &ev, err);
     for (int k = 0; rc == SL_OK && k < r->reps; k++) {
         sqlite3_reset(rep);
@@ -586,6 +586,14 @@ int store_finish_experiment(store_t *s, const char *id, const result_t *r, sl_er
             sqlite3_bind_double(ev, 7, e->start_us);
             sqlite3_bind_double(ev, 8, e->end_us);
             sqlite3_bind_int64(ev, 9, (sqlite3_int64)e->bytes);
+            bool call = e->call && isfinite(e->call_start_us) && isfinite(e->call_end_us);
+            if (call) {
+                sqlite3_bind_double(ev, 10, e->call_start_us);
+                sqlite3_bind_double(ev, 11, e->call_end_us);
+            } else {
+                sqlite3_bind_null(ev, 10);
+                sqlite3_bind_null(ev, 11);
+            }
             if (sqlite3_step(ev) != SQLITE_DONE)
                 rc = db_error(err, s, "saving an op event");
         }
@@ -931,7 +939,7 @@ json_t *store_timeline_json(store_t *s, const char *id, int rep, sl_error_t *err
         return NULL;
     }
     if (prepare(s,
-                "SELECT device, stream, chunk, op, start_us, end_us, bytes FROM op_events"
+                "SELECT device, stream, chunk, op, start_us, end_us, bytes, call_start_us, call_end_us FROM op_events"
                 " WHERE experiment_id=? AND rep=? ORDER BY rowid",
                 &st, err)) {
         json_decref(timing);
@@ -940,9 +948,9 @@ json_t *store_timeline_json(store_t *s, const char *id, int rep, sl_error_t *err
     }
     bind_text(st, 1, id);
     sqlite3_bind_int(st, 2, rep);
-    json_t *ops = json_array();
+    json_t *ops = json_array(), *calls = json_array();
     double first_us = 0, last_us = 0;
-    while (ops && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while (ops && calls && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         double start_us = sqlite3_column_double(st, 4), end_us = sqlite3_column_double(st, 5);
         if (json_array_size(ops) == 0 || start_us < first_us)
             first_us = start_us;
@@ -954,10 +962,19 @@ json_t *store_timeline_json(store_t *s, const char *id, int rep, sl_error_t *err
                               "bytes", (json_int_t)sqlite3_column_int64(st, 6));
         if (o)
             json_array_append_new(ops, o);
+        if (sqlite3_column_type(st, 7) != SQLITE_NULL && sqlite3_column_type(st, 8) != SQLITE_NULL) {
+            json_t *c = json_pack("{s:i, s:i, s:i, s:s, s:f, s:f}", "device", sqlite3_column_int(st, 0), "stream",
+                                  sqlite3_column_int(st, 1), "chunk", sqlite3_column_int(st, 2), "op",
+                                  (const char *)sqlite3_column_text(st, 3), "start_us", sqlite3_column_double(st, 7),
+                                  "end_us", sqlite3_column_double(st, 8));
+            if (c)
+                json_array_append_new(calls, c);
+        }
     }
     stmt_done(s, st);
-    if (!ops || rc != SQLITE_DONE) {
+    if (!ops || !calls || rc != SQLITE_DONE) {
         json_decref(ops);
+        json_decref(calls);
         json_decref(timing);
         json_decref(rep_ms);
         db_error(err, s, "reading the timeline");
@@ -965,13 +982,14 @@ json_t *store_timeline_json(store_t *s, const char *id, int rep, sl_error_t *err
     }
     double span_ms = json_array_size(ops) ? (last_us - first_us) / 1000.0 : 0;
     /* lead_us: the first op's start after the rep's start, where the GPU waits for the
-     * host's first call; inside the total, outside the span */
-    return json_pack("{s:s, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "experiment", id, "rep", rep,
+     * host's first call; inside the total, outside the span. calls: the issuing thread's
+     * call of each op, in issue order, where the run recorded them */
+    return json_pack("{s:s, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "experiment", id, "rep", rep,
                      "median_rep", median, "reps", reps, "span_ms",
                      json_array_size(ops) ? json_real(span_ms) : json_null(), "lead_us",
                      json_array_size(ops) ? json_real(first_us) : json_null(),
                      "rep_ms", rep_ms, "median_ms", median_ms > 0 ? json_real(median_ms) : json_null(), "stretch",
-                     stretch_json(span_ms, median_ms), "timing", timing, "ops", ops);
+                     stretch_json(span_ms, median_ms), "timing", timing, "ops", ops, "calls", calls);
 }
 
 json_t *store_sweep_json(store_t *s, const char *sweep_id, sl_error_t *err) {

@@ -141,6 +141,11 @@ typedef struct op_event {
     double start_us; /* from the start of the repetition */
     double end_us;
     uint64_t bytes;  /* copies; 0 otherwise */
+    /* the issuing thread's call that handed the op over (cudaMemcpyAsync, the launch; a
+     * blocking op's until it returned), on the same clock: where the GPU waited for the
+     * host, the call shows it. call false: not known (CUPTI timing, host work, old stores) */
+    bool call;
+    double call_start_us, call_end_us;
 } op_event_t;
 
 typedef struct timeline {

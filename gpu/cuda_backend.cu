@@ -101,6 +101,9 @@ typedef struct run {
     double *ev_start_us, *ev_end_us;     /* per plan op: traced reps' event times */
     double *best_start_us, *best_end_us; /* per plan op: sampled, the kept rep of its share's */
     double *submit_us;                   /* per plan op: host time (since t0) it was handed to CUDA */
+    double *call_us;                     /* per plan op, 2 each: a traced op's call, start and return, on
+                                          * the device's timeline (handed_us); NAN where not traced */
+    double *best_call_us;                /* ... sampled, of the kept rep of its share */
     int *start_ev;                       /* per plan op: the op_ev a traced rep's start reads (below) */
     int rep_records;                     /* op events the last traced rep recorded */
     int share0_records;                  /* ... the last traced rep of share 0 */
@@ -234,7 +237,9 @@ static int dev_of_ordinal(const run_t *r, int ordinal) {
 
 static int push_host_op(run_t *r, size_t i, timeline_t *tl) {
     const plan_op_t *op = &r->plan->ops[i];
-    op_event_t ev = {op->device, -1, op->chunk, OP_HOST, r->host_start_us[i], r->host_end_us[i], 0};
+    op_event_t ev = {.device = op->device, .stream = -1, .chunk = op->chunk, .op = OP_HOST,
+                     .start_us = r->host_start_us[i], .end_us = r->host_end_us[i], .bytes = 0,
+                     .call = false, .call_start_us = 0, .call_end_us = 0};
     return timeline_push(tl, &ev);
 }
 
@@ -273,13 +278,16 @@ static int timeline_from_cupti(run_t *r, cupti_record_t *recs, size_t n, timelin
                                 "CUPTI record %zu (%s on device %d) does not match plan op %zu (%s on device %d)", a,
                                 op_names[recs[a].op], recs[a].ordinal, oi, op_names[op_kind_of(op->kind)],
                                 r->dev[op->device].ordinal);
-        op_event_t ev = {op->device,
-                         op->stream,
-                         op->chunk,
-                         recs[a].op,
-                         ((double)start - (double)r->cupti_t0_ns) / 1000.0,
-                         ((double)end - (double)r->cupti_t0_ns) / 1000.0,
-                         op->kind == PLAN_KERNEL ? 0 : op->count * sizeof(float)};
+        op_event_t ev = {.device = op->device,
+                         .stream = op->stream,
+                         .chunk = op->chunk,
+                         .op = recs[a].op,
+                         .start_us = ((double)start - (double)r->cupti_t0_ns) / 1000.0,
+                         .end_us = ((double)end - (double)r->cupti_t0_ns) / 1000.0,
+                         .bytes = op->kind == PLAN_KERNEL ? 0 : op->count * sizeof(float),
+                         .call = false, /* CUPTI's activity records hold no host calls */
+                         .call_start_us = 0,
+                         .call_end_us = 0};
         if (timeline_push(tl, &ev))
             return sl_error_set(err, SL_E_NOMEM, "", "out of memory building a timeline");
         if (ev.end_us > *last_end_us)
@@ -442,8 +450,11 @@ static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced_rep,
         CUDA_CHECK(cudaEventRecord(r->op_ev[2 * i], st));
         r->rep_records++;
     }
-    if (traced && sync_call)
-        r->submit_us[i] = handed_us(dc, t0);
+    if (traced) {
+        r->call_us[2 * i] = handed_us(dc, t0);
+        if (sync_call)
+            r->submit_us[i] = r->call_us[2 * i];
+    }
     if (op->kind == PLAN_H2D)
         CUDA_CHECK(cudaMemcpyAsync(dev_ptr, r->h_buf + op->offset, bytes, cudaMemcpyHostToDevice, st));
     else if (op->kind == PLAN_D2H)
@@ -451,8 +462,11 @@ static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced_rep,
     else
         CUDA_CHECK(cuda_kernel_launch(s->kernel, s->kernel_iters, s->launch, dc->occupancy_grid, s->block_size,
                                       dev_ptr, op->offset, op->count, st));
-    if (traced && !sync_call)
-        r->submit_us[i] = handed_us(dc, t0);
+    if (traced) {
+        r->call_us[2 * i + 1] = handed_us(dc, t0);
+        if (!sync_call)
+            r->submit_us[i] = r->call_us[2 * i + 1];
+    }
     if (traced) {
         CUDA_CHECK(cudaEventRecord(r->op_ev[2 * i + 1], st));
         r->rep_records++;
@@ -464,8 +478,11 @@ static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced_rep,
         CUDA_CHECK(cudaEventRecord(r->chain[op->record_event], st));
     if (!r->blocking_streams && op->stream >= 0 && dc->last_op[op->stream] == (int)i)
         CUDA_CHECK(cudaEventRecord(dc->stream_end[op->stream], st));
-    if (op->blocking) /* cudaMemcpy's semantics on the chosen default stream */
+    if (op->blocking) { /* cudaMemcpy's semantics on the chosen default stream */
         CUDA_CHECK(cudaStreamSynchronize(st));
+        if (traced) /* its call returns once the op is done */
+            r->call_us[2 * i + 1] = handed_us(dc, t0);
+    }
 cleanup:
     return rc;
 }
@@ -484,13 +501,16 @@ static int build_timeline(run_t *r, size_t last, timeline_t *tl) {
         }
         if (!plan_is_device_op(op->kind) || i == r->skip_op)
             continue;
-        op_event_t ev = {op->device,
-                         op->stream,
-                         op->chunk,
-                         op_kind_of(op->kind),
-                         r->ev_start_us[i],
-                         r->ev_end_us[i],
-                         op->kind == PLAN_KERNEL ? 0 : op->count * sizeof(float)};
+        op_event_t ev = {.device = op->device,
+                         .stream = op->stream,
+                         .chunk = op->chunk,
+                         .op = op_kind_of(op->kind),
+                         .start_us = r->ev_start_us[i],
+                         .end_us = r->ev_end_us[i],
+                         .bytes = op->kind == PLAN_KERNEL ? 0 : op->count * sizeof(float),
+                         .call = isfinite(r->call_us[2 * i]) && isfinite(r->call_us[2 * i + 1]),
+                         .call_start_us = r->call_us[2 * i],
+                         .call_end_us = r->call_us[2 * i + 1]};
         if (timeline_push(tl, &ev))
             return SL_E_NOMEM;
     }
@@ -610,6 +630,8 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
     uint64_t bad = 0, first_bad = 0;
 
     r->reps_run++;
+    for (size_t i = 0; traced && i < 2 * p->count; i++) /* the ops this rep traces set theirs */
+        r->call_us[i] = NAN;
     cuda_host_fill_input(s->kernel, r->h_buf, s->size);
     for (int d = 0; d < r->ndev; d++) {
         dev_ctx_t *dc = &r->dev[d];
@@ -1055,6 +1077,8 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
                     if (plan_is_device_op(p->ops[i].kind) && op_timed(r, i)) {
                         r->best_start_us[i] = r->ev_start_us[i];
                         r->best_end_us[i] = r->ev_end_us[i];
+                        r->best_call_us[2 * i] = r->call_us[2 * i];
+                        r->best_call_us[2 * i + 1] = r->call_us[2 * i + 1];
                     }
             }
         }
@@ -1089,6 +1113,8 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
                 if (plan_is_device_op(p->ops[i].kind)) {
                     r->best_start_us[i] = r->ev_start_us[i];
                     r->best_end_us[i] = r->ev_end_us[i];
+                    r->best_call_us[2 * i] = r->call_us[2 * i];
+                    r->best_call_us[2 * i + 1] = r->call_us[2 * i + 1];
                 }
         }
         r->shares = shares;
@@ -1107,6 +1133,8 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
         if (plan_is_device_op(p->ops[i].kind)) {
             r->ev_start_us[i] = r->best_start_us[i];
             r->ev_end_us[i] = r->best_end_us[i];
+            r->call_us[2 * i] = r->best_call_us[2 * i];
+            r->call_us[2 * i + 1] = r->best_call_us[2 * i + 1];
         }
     if (build_timeline(r, last, tl))
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory building a timeline");
@@ -1310,8 +1338,10 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         r.slots = (queue_slot_t *)calloc(plan->count, sizeof *r.slots);
         r.best_start_us = (double *)calloc(plan->count, sizeof(double));
         r.best_end_us = (double *)calloc(plan->count, sizeof(double));
+        r.call_us = (double *)calloc(2 * plan->count, sizeof(double));
+        r.best_call_us = (double *)calloc(2 * plan->count, sizeof(double));
         if (!r.op_ev || !r.ev_start_us || !r.ev_end_us || !r.submit_us || !r.start_ev || !r.stream_tail || !r.slots ||
-            !r.best_start_us || !r.best_end_us)
+            !r.best_start_us || !r.best_end_us || !r.call_us || !r.best_call_us)
             SL_FAIL(SL_E_NOMEM, "out of memory for %zu events", 2 * plan->count);
         for (size_t i = 0; i < plan->count; i++) {
             if (!plan_is_device_op(plan->ops[i].kind))
@@ -1704,6 +1734,8 @@ cleanup:
     free(r.best_start_us);
     free(r.best_end_us);
     free(r.submit_us);
+    free(r.call_us);
+    free(r.best_call_us);
     free(r.start_ev);
     free(r.stream_tail);
     free(r.slots);

@@ -14,6 +14,8 @@
 
 typedef struct op_state {
     double submit;      /* when the host finished issuing it */
+    double call_start;  /* when the host began the call that issued it */
+    double call_end;    /* when that call returned (a blocking op's: after its wait) */
     double start, end;  /* device times; NEVER while unknown */
     double remaining;   /* alone-µs of work left */
     double demand;      /* kernels: share of the GPU it uses alone (model.h) */
@@ -639,6 +641,7 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
             op_state_t *o = &s.st[hi];
             if (host_t > s.now + EPS)
                 break; /* it is still busy: come back at host_t */
+            o->call_start = host_t;
             double cost;
             switch (op->kind) {
             case PLAN_H2D: case PLAN_D2H: cost = hc->copy_submit_us; break;
@@ -678,7 +681,7 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
                     launch_channel(&s, (int)hi);
                 host_t += cost;
                 o->issued = true;
-                o->submit = host_t;
+                o->submit = o->call_end = host_t;
                 issued_device_ops += plan_is_device_op(op->kind);
                 if (host_done)
                     host_done[hi] = host_t;
@@ -701,6 +704,7 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
         }
         if (waiting >= 0 && s.st[waiting].done) {
             host_t = fmax(host_t, s.st[waiting].end + hc->blocking_us);
+            s.st[waiting].call_end = host_t;
             if (host_done) /* a blocking op's issue returns once it is done */
                 host_done[waiting] = host_t;
             waiting = -2;
@@ -782,6 +786,9 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
                 .start_us = o->start,
                 .end_us = o->end,
                 .bytes = is_copy(op->kind) ? op->bytes : 0,
+                .call = op->kind != PLAN_HOST,
+                .call_start_us = op->kind != PLAN_HOST ? o->call_start : 0,
+                .call_end_us = op->kind != PLAN_HOST ? o->call_end : 0,
             };
             if (o->end > total)
                 total = o->end;
@@ -834,6 +841,10 @@ int model_simulate_reps(const model_input_t *in, int warmup, int reps, timeline_
                 op_event_t ev = tl.ops[i];
                 ev.start_us -= start;
                 ev.end_us -= start;
+                if (ev.call) {
+                    ev.call_start_us -= start;
+                    ev.call_end_us -= start;
+                }
                 if (timeline_push(t, &ev))
                     rc = sl_error_set(err, SL_E_NOMEM, "", "out of memory in the model");
             }

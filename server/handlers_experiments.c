@@ -263,8 +263,15 @@ void handle_experiment_timeline(request_t *req) {
 }
 
 /* Chrome Trace Event format: a process per device, a thread per stream ("stream N";
- * host work on "host"), complete events ("ph":"X") with ts and dur in µs. */
+ * host work on "host"), complete events ("ph":"X") with ts and dur in µs. With ?calls=1,
+ * the issuing thread's calls too, where the run recorded them: a process "host" of their
+ * own, its thread "issuing thread: calls", events named "call h2d" and so on (cat "call"). */
 void handle_experiment_trace(request_t *req) {
+    const char *calls_arg = request_arg(req, "calls");
+    if (calls_arg && strcmp(calls_arg, "0") != 0 && strcmp(calls_arg, "1") != 0) {
+        reply_errorf(req, SL_E_INVALID, "calls", "calls must be 0 or 1");
+        return;
+    }
     json_t *tl = timeline_for(req);
     if (!tl)
         return;
@@ -306,6 +313,26 @@ void handle_experiment_trace(request_t *req) {
                                                 end > start ? end - start : 0.0, "pid", dev, "tid", tid, "args", args));
     }
     json_decref(seen_tid);
+    json_t *calls = calls_arg && strcmp(calls_arg, "1") == 0 ? json_object_get(tl, "calls") : NULL;
+    if (json_array_size(calls) > 0) {
+        const int pid = SPEC_MAX_DEVICES, tid = 100001; /* after every device's */
+        json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "process_name", "ph", "M",
+                                                "pid", pid, "tid", 0, "args", "name", "host"));
+        json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name", "ph", "M",
+                                                "pid", pid, "tid", tid, "args", "name", "issuing thread: calls"));
+    }
+    json_array_foreach(calls, i, op) {
+        double start = json_number_value(json_object_get(op, "start_us"));
+        double end = json_number_value(json_object_get(op, "end_us"));
+        const char *kind = json_string_value(json_object_get(op, "op"));
+        char name[32];
+        snprintf(name, sizeof name, "call %s", kind ? kind : "op");
+        json_t *args = json_pack("{s:O, s:O, s:O}", "device", json_object_get(op, "device"), "stream",
+                                 json_object_get(op, "stream"), "chunk", json_object_get(op, "chunk"));
+        json_array_append_new(events, json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i, s:o}", "name", name, "cat",
+                                                "call", "ph", "X", "ts", start, "dur", end > start ? end - start : 0.0,
+                                                "pid", SPEC_MAX_DEVICES, "tid", 100001, "args", args));
+    }
     json_t *out = json_pack("{s:o, s:s, s:{s:O, s:O}}", "traceEvents", events, "displayTimeUnit", "ms", "metadata",
                             "experiment", json_object_get(tl, "experiment"), "rep", json_object_get(tl, "rep"));
     json_decref(tl);

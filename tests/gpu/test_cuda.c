@@ -74,6 +74,22 @@ static size_t plan_timed_ops(const spec_t *s) {
     return n;
 }
 
+/* Of the ops a timeline shows, in plan order, which are blocking (their call returns after
+ * them): into blocking[], up to 4096; how many were set (0 where the plan cannot be built). */
+static size_t plan_blocking(const spec_t *s, bool *blocking) {
+    plan_t p;
+    sl_error_t err;
+    if (plan_build(s, &p, &err) != SL_OK)
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < p.count && n < 4096; i++)
+        if (p.ops[i].kind == PLAN_H2D || p.ops[i].kind == PLAN_KERNEL || p.ops[i].kind == PLAN_D2H ||
+            p.ops[i].kind == PLAN_HOST)
+            blocking[n++] = p.ops[i].blocking;
+    plan_free(&p);
+    return n;
+}
+
 /* Run one spec through backend_run (the service's path); check it verified and that
  * its timelines are whole. Returns the rc; *r is filled on success (caller frees). */
 static int run_checked(const spec_t *s, result_t *r) {
@@ -90,6 +106,8 @@ static int run_checked(const spec_t *s, result_t *r) {
     CHECK(r->reps >= 1 && r->total_ms.median > 0, "%s: expected reps >= 1 and a positive median, got %d, %g", name,
           r->reps, r->total_ms.median);
     size_t want = s->variant == VARIANT_TUNED ? 0 : plan_timed_ops(s);
+    bool blocking[4096];
+    size_t nblocking = want <= 4096 ? plan_blocking(s, blocking) : 0;
     bool sampled = s->timing == TIMING_EVENTS && s->trace_ops == TRACE_SAMPLED && s->variant != VARIANT_TUNED;
     int composed = 0;
     for (int k = 0; k < r->reps; k++) {
@@ -105,6 +123,39 @@ static int run_checked(const spec_t *s, result_t *r) {
             if (!(tl->ops[i].end_us >= tl->ops[i].start_us) || tl->ops[i].start_us < -5.0)
                 bad++;
         CHECK(bad == 0, "%s rep %d: %d ops with end < start or starting before the rep", name, k, bad);
+        /* the host's calls: events timing has one for every copy and kernel (the traced rep's own),
+         * in issue order on one thread, an async op starting no earlier than its call began (it is
+         * handed over inside the call: a 3 KB copy can end before its cudaMemcpyAsync returns, seen
+         * on a lent H100 at size 777); CUPTI's records and host work have none */
+        int missing = 0, stray = 0, disorder = 0, early = 0;
+        /* a composed (sampled) timeline takes each op, and its call, from the rep of its share
+         * (chunk % shares): one thread's calls in order within a share */
+        json_int_t shares = json_integer_value(json_object_get(json_object_get(r->extra, "timing"), "shares"));
+        if (shares < 1 || shares > 4096)
+            shares = 1;
+        double prev_end[4096];
+        for (json_int_t j = 0; j < shares; j++)
+            prev_end[j] = -INFINITY;
+        for (size_t i = 0; i < tl->count; i++) {
+            const op_event_t *o = &tl->ops[i];
+            bool want_call = s->timing == TIMING_EVENTS && o->op != OP_HOST;
+            missing += want_call && !o->call;
+            stray += !want_call && o->call;
+            if (!o->call)
+                continue;
+            int sh = o->chunk >= 0 ? (int)(o->chunk % shares) : 0;
+            disorder += !(o->call_start_us <= o->call_end_us) || o->call_start_us < prev_end[sh] - 0.01 ||
+                        o->call_start_us < -5.0;
+            prev_end[sh] = o->call_end_us;
+            /* a blocking op (sequential's cudaMemcpy, pageable memory) returns after it ran */
+            bool async_call = s->host_memory == HOSTMEM_PINNED && i < nblocking && !blocking[i];
+            early += async_call && o->start_us < o->call_start_us - 0.5;
+        }
+        CHECK(missing == 0 && stray == 0, "%s rep %d: %d copies or kernels without their host call, %d calls where none "
+              "is recorded", name, k, missing, stray);
+        CHECK(disorder == 0, "%s rep %d: %d calls out of order or overlapping within their share (of %lld), or before "
+              "the rep", name, k, disorder, (long long)shares);
+        CHECK(early == 0, "%s rep %d: %d async ops starting before their call began", name, k, early);
     }
     if (sampled) { /* the first of every third rep's and the median one's */
         int want_n = 0;

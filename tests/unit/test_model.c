@@ -849,9 +849,9 @@ TEST(a_basis_trace_is_the_median_of_its_reps) {
     timeline_t tls[3];
     memset(tls, 0, sizeof tls);
     for (int r = 0; r < 3; r++) {
-        op_event_t e1 = {0, 0, 0, OP_H2D, t0[r], t0[r] + h[r], 4096};
-        op_event_t e2 = {0, 0, 0, OP_KERNEL, t0[r] + h[r], t0[r] + h[r] + k[r], 0};
-        op_event_t e3 = {0, 0, 0, OP_D2H, t0[r] + h[r] + k[r], t0[r] + h[r] + k[r] + d[r], 4096};
+        op_event_t e1 = {.op = OP_H2D, .start_us = t0[r], .end_us = t0[r] + h[r], .bytes = 4096};
+        op_event_t e2 = {.op = OP_KERNEL, .start_us = t0[r] + h[r], .end_us = t0[r] + h[r] + k[r]};
+        op_event_t e3 = {.op = OP_D2H, .start_us = t0[r] + h[r] + k[r], .end_us = t0[r] + h[r] + k[r] + d[r], .bytes = 4096};
         CHECK_INT(0, timeline_push(&tls[r], &e1));
         CHECK_INT(0, timeline_push(&tls[r], &e2));
         CHECK_INT(0, timeline_push(&tls[r], &e3));
@@ -870,7 +870,7 @@ TEST(a_basis_trace_is_the_median_of_its_reps) {
     CHECK_INT(4096, (long long)t.ops[2].bytes);
     trace_free(&t);
     /* a rep with another shape: the fallback rep as it is */
-    op_event_t extra = {0, 0, 1, OP_H2D, 200, 210, 4096};
+    op_event_t extra = {.chunk = 1, .op = OP_H2D, .start_us = 200, .end_us = 210, .bytes = 4096};
     CHECK_INT(0, timeline_push(&tls[2], &extra));
     CHECK_INT(SL_OK, trace_from_timelines(tls, 3, 1, &t, &err));
     CHECK_INT(3, (long long)t.count);

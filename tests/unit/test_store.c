@@ -622,6 +622,68 @@ TEST(finishing_an_experiment_that_is_not_running_leaves_nothing) {
     fixture_close(&f);
 }
 
+/* Run a small sim experiment on the fixture's machine and store its result: id. */
+static bool run_and_store(fixture_t *f, const char *id, const char *text) {
+    spec_t spec;
+    sl_error_t err = {0};
+    char got[64];
+    result_t r;
+    memset(&r, 0, sizeof r);
+    bool ok = spec_parse_text(text, &spec) && add(f, id, text) == SL_OK && strcmp(claim(f, 0, got), id) == 0 &&
+              backend_run(&spec, &f->m, &r, &err) == SL_OK && store_finish_experiment(f->s, id, &r, &err) == SL_OK;
+    if (!ok)
+        fprintf(stderr, "  run_and_store %s: %s\n", id, err.message);
+    result_free(&r);
+    return ok;
+}
+
+/* A store written before migration 003 (op_events without the calls' columns) migrates and
+ * keeps every timeline as it was, with no calls; what it stores after that has them. */
+TEST(a_store_from_before_the_calls_keeps_its_timelines) {
+    FIXTURE(f);
+    const char *text = "{\"variant\":\"async_v1\",\"size\":\"2^20\",\"streams\":4,\"reps\":3,\"warmup\":0}";
+    CHECK(run_and_store(&f, "e-old", text));
+    sl_error_t err = {0};
+    json_t *was = store_timeline_json(f.s, "e-old", -1, &err);
+    CHECK(was != NULL);
+    CHECK_INT(json_array_size(json_object_get(was, "ops")), json_array_size(json_object_get(was, "calls")));
+    store_close(f.s);
+    f.s = NULL;
+    /* back to version 2's table, as an older streamlab left it */
+    sqlite3 *db = NULL;
+    CHECK_INT(SQLITE_OK, sqlite3_open(f.path, &db));
+    CHECK_INT(SQLITE_OK, sqlite3_exec(db, "ALTER TABLE op_events DROP COLUMN call_start_us;"
+                                          "ALTER TABLE op_events DROP COLUMN call_end_us; PRAGMA user_version=2",
+                                      NULL, NULL, NULL));
+    sqlite3_close(db);
+    CHECK_INT(SL_OK, store_open(f.path, &f.s, &err));
+    if (!f.s) {
+        json_decref(was);
+        fixture_close(&f);
+        return;
+    }
+    CHECK_INT(2, store_schema_version(f.s));
+    CHECK_INT(SL_OK, store_migrate(f.s, &err));
+    CHECK_INT(store_latest_version(), store_schema_version(f.s));
+    json_t *now = store_timeline_json(f.s, "e-old", -1, &err);
+    CHECK(now != NULL);
+    CHECK(json_equal(json_object_get(was, "ops"), json_object_get(now, "ops")));
+    CHECK(json_is_array(json_object_get(now, "calls")));
+    CHECK_INT(0, json_array_size(json_object_get(now, "calls")));
+    CHECK(json_equal(json_object_get(was, "span_ms"), json_object_get(now, "span_ms")));
+    /* a run stored after the migration has its calls */
+    CHECK(run_and_store(&f, "e-new", text));
+    json_t *fresh = store_timeline_json(f.s, "e-new", -1, &err);
+    CHECK(fresh != NULL);
+    CHECK(json_array_size(json_object_get(fresh, "calls")) > 0);
+    CHECK_INT(json_array_size(json_object_get(fresh, "ops")), json_array_size(json_object_get(fresh, "calls")));
+    json_decref(was);
+    json_decref(now);
+    json_decref(fresh);
+    CHECK_INT(SL_OK, store_integrity_check(f.s, &err));
+    fixture_close(&f);
+}
+
 TEST(timeline_of_an_unfinished_experiment_is_a_conflict) {
     FIXTURE(f);
     sl_error_t err = {0};
@@ -1123,6 +1185,7 @@ TEST(two_connections_see_each_others_writes) {
 static const check_test_t tests[] = {
     TEST_ENTRY(fresh_db_migrates_to_the_latest_version),
     TEST_ENTRY(migrating_an_up_to_date_db_is_a_no_op),
+    TEST_ENTRY(a_store_from_before_the_calls_keeps_its_timelines),
     TEST_ENTRY(db_from_a_newer_version_is_refused),
     TEST_ENTRY(db_one_version_ahead_is_refused),
     TEST_ENTRY(corrupt_file_is_refused_not_crashed),
