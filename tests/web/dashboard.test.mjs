@@ -30,9 +30,10 @@ async function lanePaint(page, selector) {
     const top = Number(c.dataset.laneTop);
     const lh = Number(c.dataset.laneHeight);
     const lanes = Number(c.dataset.lanes) + Number(c.dataset.hostLanes);
+    const calls = Number(c.dataset.callLanes || 0); // the host-calls lane, first, in faded colours
     const x0 = Math.ceil(Number(c.dataset.plotLeft) * dpr);
     const out = [];
-    for (let i = 0; i < lanes; i++) {
+    for (let i = calls; i < calls + lanes; i++) {
       const yCss = top + i * lh + lh / 2;
       const row = g.getImageData(x0, Math.floor(yCss * dpr), c.width - x0, 1).data;
       const first = {};
@@ -624,14 +625,19 @@ test('run detail: the Gantt timeline has one lane per stream, hover and zoom wor
 
   // hover a copy: op, chunk, bytes, µs and GB/s
   const lane0 = paint.find((p) => p.h2d);
-  const box = await (await page.$('#timeline-canvas')).boundingBox();
+  // the notes above the Gantt (span, the host's first call) can push its lanes below the fold
+  await page.$eval('#timeline-canvas', (c) => c.scrollIntoView({ block: 'center' }));
+  let box = await (await page.$('#timeline-canvas')).boundingBox();
   await page.mouse.move(box.x + lane0.h2d.x + 2, box.y + lane0.h2d.y);
   await page.waitForSelector('.gantt-tip:not([hidden])', { timeout: 5000 });
   const tip = await page.$eval('.gantt-tip', (el) => el.textContent);
   for (const want of ['H2D copy', 'chunk', 'bytes', 'µs', 'GB/s', 'stream']) check(tip.includes(want), `the tooltip shows ${want}`, want, tip);
   await shot(page, '08-run');
 
-  // zoom: drag over the first quarter of the plot; the range goes into the hash
+  // zoom: drag over the first quarter of the plot; the range goes into the hash (the screenshot
+  // may have scrolled the page: the canvas into view again, and where it is now)
+  await page.$eval('#timeline-canvas', (c) => c.scrollIntoView({ block: 'center' }));
+  box = await (await page.$('#timeline-canvas')).boundingBox();
   const left = Number(await page.$eval('#timeline-canvas', (c) => c.dataset.plotLeft));
   const fullRange = await page.$eval('.range-text', (el) => el.textContent);
   const y = box.y + 40;
@@ -678,7 +684,8 @@ test('a run of 256 streams × 3 ops draws 256 lanes', async () => {
   await page.waitForSelector('#timeline-canvas');
   await checkGanttLanes(page, '#timeline-canvas', 256, '256 streams');
   const drawn = Number(await page.$eval('#timeline-canvas', (c) => c.dataset.drawn));
-  check(drawn === 768, 'every op drawn once', 768, drawn);
+  check(drawn === 768 + tl.calls.length && tl.calls.length === 768, 'every op drawn once, and every op\'s host call',
+    768 * 2, drawn);
   await shot(page, '10-run-256-streams');
   checkNoProblems(page);
   await page.closeAll();
@@ -724,6 +731,21 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   const leadText = `from its first op at ${Number(tlj.lead_us.toPrecision(4))} µs`;
   check(line && line.includes(leadText), 'the span line says where the first op starts', leadText, line);
   check(!(await page.$('#stretch-note')), 'a sim run (stretch 1) has no note', 'absent', 'present');
+  // the host's calls: a lane of their own above the streams, every call drawn, and a note on
+  // the wait before the first op, which the first call fills
+  check(Array.isArray(tlj.calls) && tlj.calls.length === tlj.ops.length && tlj.calls.length > 0,
+    'the sim records a call for every op', tlj.ops.length, tlj.calls?.length);
+  await page.waitForFunction(() => document.querySelector('#timeline-canvas')?.dataset.drawn !== undefined, { timeout: 10000 });
+  const ds = await page.$eval('#timeline-canvas', (c) => ({ ...c.dataset }));
+  check(ds.callLanes === '1' && Number(ds.calls) === tlj.calls.length, 'a host-calls lane holding every call',
+    `1 lane, ${tlj.calls.length} calls`, `${ds.callLanes} lane, ${ds.calls} calls`);
+  check(Number(ds.drawn) === tlj.ops.length + tlj.calls.length, 'every op and every call drawn at full range',
+    tlj.ops.length + tlj.calls.length, ds.drawn);
+  const leadNote = await page.$eval('#lead-note', (el) => el.textContent).catch(() => null);
+  const firstCall = tlj.calls.reduce((m, c) => (c.start_us < m.start_us ? c : m));
+  check(leadNote && leadNote.includes(`waited ${Number(tlj.lead_us.toPrecision(4))} µs`) && /host's first call/.test(leadNote)
+    && leadNote.includes(`stream ${firstCall.stream}`), 'a note: the GPU waited for the host\'s first call',
+    `The GPU waited ${Number(tlj.lead_us.toPrecision(4))} µs … the host's first call … stream ${firstCall.stream}`, leadNote);
 
   // the same run, its median rep's ops twice as long, as a GPU run timed by events
   const bundle = await apiGet(`/api/export?experiment=${e.id}`);

@@ -1,13 +1,16 @@
 // gantt.js — the per-stream timeline, drawn on a canvas of our own (not Chart.js: a run of
 // 1024 streams x 64 chunks is 200 000 bars, and a canvas draws those in one pass). One
-// lane per (device, stream), a lane for host work, and above them one row per engine kind
-// (all H2D, all kernels, all D2H) so that overlap shows at a glance. Colours are
+// lane per (device, stream), a lane for host work, above them a lane of the issuing thread's
+// calls where the run recorded them (the call that handed each op over, in its op's colour,
+// faded: where the GPU waits for the host, this lane shows it), and above those one row per
+// engine kind (all H2D, all kernels, all D2H) so that overlap shows at a glance. Colours are
 // ui.OP_COLORS. Hover shows op, stream, chunk, bytes, µs and GB/s; drag to zoom to a time
 // range, double-click or "reset" to see it all; ctrl+wheel zooms, shift+wheel pans.
 //
 // The canvas carries what the tests check: data-lanes (stream lanes), data-host-lanes,
-// data-ops, data-drawn (bars drawn in the last frame), data-lane-top, data-lane-height
-// and data-plot-left (CSS pixels), so a test can look for op colours in every lane.
+// data-call-lanes and data-calls, data-ops, data-drawn (bars drawn in the last frame, calls
+// included), data-lane-top, data-lane-height and data-plot-left (CSS pixels), so a test can
+// look for op colours in every lane.
 
 import { OP_COLORS, OP_KINDS, OP_LABELS, h, opSwatch, fmtBytes, fmtUs, fmtNum } from './ui.js';
 
@@ -16,6 +19,7 @@ const AXIS_H = 26;
 const ROW_H = 14;     // engine summary rows
 const GAP = 10;
 const BG = '#12161d';
+const CALL_ALPHA = 0.55; // a call is drawn in its op's colour, faded
 
 function niceStep(span, target) {
   const raw = span / target;
@@ -65,17 +69,22 @@ function buildLanes(ops) {
   return list;
 }
 
-export function createGantt({ ops, title, extentUs, onRange }) {
+export function createGantt({ ops, calls, title, extentUs, onRange }) {
   const lanes = buildLanes(ops);
-  const streamLanes = lanes.filter((l) => !l.host).length;
+  const callOps = (calls || []).map((c) => ({ ...c, call: true })).sort((a, b) => a.start_us - b.start_us);
+  if (callOps.length) {
+    lanes.unshift({ key: 'calls', calls: true, host: false, device: -1, stream: -1, ops: callOps, label: 'host calls' });
+  }
+  const streamLanes = lanes.filter((l) => !l.host && !l.calls).length;
   let t1Max = extentUs || 0;
   for (const op of ops) if (op.end_us > t1Max) t1Max = op.end_us;
+  for (const c of callOps) if (c.end_us > t1Max) t1Max = c.end_us;
   if (!(t1Max > 0)) t1Max = 1;
   let range = [0, t1Max];
   // engine rows: every op of a kind on a device drawn into one row, with its busy fraction
   const byKind = Object.fromEntries(OP_KINDS.map((k) => [k, []]));
   for (const op of ops) if (byKind[op.op]) byKind[op.op].push(op);
-  const devices = [...new Set(lanes.filter((l) => !l.host).map((l) => l.device))].sort((a, b) => a - b);
+  const devices = [...new Set(lanes.filter((l) => !l.host && !l.calls).map((l) => l.device))].sort((a, b) => a - b);
   const rows = [];
   for (const d of devices.length ? devices : [0]) {
     for (const k of ['h2d', 'kernel', 'd2h']) {
@@ -90,7 +99,8 @@ export function createGantt({ ops, title, extentUs, onRange }) {
   const height = laneTop + lanes.length * laneH + 8;
 
   const canvas = h('canvas', { class: 'gantt-canvas', dataset: {
-    lanes: String(streamLanes), hostLanes: String(lanes.length - streamLanes), ops: String(ops.length),
+    lanes: String(streamLanes), hostLanes: String(lanes.filter((l) => l.host).length),
+    callLanes: String(callOps.length ? 1 : 0), calls: String(callOps.length), ops: String(ops.length),
     laneTop: String(laneTop), laneHeight: String(laneH), plotLeft: String(LABEL_W),
   } });
   const tip = h('div', { class: 'gantt-tip', hidden: true });
@@ -165,7 +175,7 @@ export function createGantt({ ops, title, extentUs, onRange }) {
     const every = laneH >= 11 ? 1 : Math.ceil(12 / laneH);
     g.fillStyle = '#aab3c0';
     lanes.forEach((l, i) => {
-      if (i % every === 0 || l.host) g.fillText(l.label, LABEL_W - 8, laneTop + i * laneH + laneH / 2);
+      if (i % every === 0 || l.host || l.calls) g.fillText(l.label, LABEL_W - 8, laneTop + i * laneH + laneH / 2);
     });
     g.textAlign = 'left';
     g.strokeStyle = 'rgba(255,255,255,0.12)';
@@ -176,7 +186,7 @@ export function createGantt({ ops, title, extentUs, onRange }) {
     g.lineTo(cssW, laneTop - GAP / 2 - 0.5);
     // a line where the lanes of the next device (or the host's) end
     lanes.forEach((l, i) => {
-      if (i > 0 && (l.device !== lanes[i - 1].device || l.host !== lanes[i - 1].host)) {
+      if (i > 0 && (l.device !== lanes[i - 1].device || l.host !== lanes[i - 1].host || l.calls !== lanes[i - 1].calls)) {
         g.moveTo(0, laneTop + i * laneH - 0.5);
         g.lineTo(cssW, laneTop + i * laneH - 0.5);
       }
@@ -195,6 +205,7 @@ export function createGantt({ ops, title, extentUs, onRange }) {
       lanes.forEach((l, i) => {
         const y = laneTop + i * laneH + pad;
         const hh = laneH - 2 * pad;
+        g.globalAlpha = l.calls ? CALL_ALPHA : 1;
         for (const op of l.ops) {
           if (op.op !== kind || op.end_us < range[0] || op.start_us > range[1]) continue;
           const x0 = xOf(op.start_us);
@@ -203,6 +214,7 @@ export function createGantt({ ops, title, extentUs, onRange }) {
           drawn += 1;
         }
       });
+      g.globalAlpha = 1;
       g.globalAlpha = 0.85;
       rows.forEach((r, ri) => {
         if (r.kind !== kind) return;
@@ -273,16 +285,18 @@ export function createGantt({ ops, title, extentUs, onRange }) {
     }
     const dur = op.end_us - op.start_us;
     const gbps = op.bytes && dur > 0 ? op.bytes / dur / 1000 : null;
+    const gpuStream = `GPU${op.device ?? 0}, ${op.stream < 0 ? 'default stream' : `stream ${op.stream}`}`;
     tip.replaceChildren(
-      h('div', { class: 'tip-head' }, h('i', { style: { background: OP_COLORS[op.op] } }), OP_LABELS[op.op] || op.op),
+      h('div', { class: 'tip-head' }, h('i', { style: { background: OP_COLORS[op.op] } }),
+        op.call ? `the host's call: ${OP_LABELS[op.op] || op.op}` : OP_LABELS[op.op] || op.op),
       h('table', {},
-        h('tr', {}, h('th', {}, 'where'), h('td', {}, op.op === 'host' ? 'host' : `GPU${op.device ?? 0}, ${op.stream < 0 ? 'default stream' : `stream ${op.stream}`}`)),
+        h('tr', {}, h('th', {}, 'where'), h('td', {}, op.call ? `issuing thread, for ${gpuStream}` : op.op === 'host' ? 'host' : gpuStream)),
         h('tr', {}, h('th', {}, 'chunk'), h('td', {}, String(op.chunk ?? '—'))),
-        op.bytes ? h('tr', {}, h('th', {}, 'bytes'), h('td', {}, `${fmtBytes(op.bytes)} (${op.bytes.toLocaleString('en-US')})`)) : null,
+        op.bytes && !op.call ? h('tr', {}, h('th', {}, 'bytes'), h('td', {}, `${fmtBytes(op.bytes)} (${op.bytes.toLocaleString('en-US')})`)) : null,
         h('tr', {}, h('th', {}, 'start'), h('td', {}, `${fmtNum(op.start_us, 6)} µs`)),
         h('tr', {}, h('th', {}, 'end'), h('td', {}, `${fmtNum(op.end_us, 6)} µs`)),
         h('tr', {}, h('th', {}, 'duration'), h('td', {}, `${fmtNum(dur, 4)} µs`)),
-        gbps ? h('tr', {}, h('th', {}, 'bandwidth'), h('td', {}, `${fmtNum(gbps)} GB/s`)) : null));
+        gbps && !op.call ? h('tr', {}, h('th', {}, 'bandwidth'), h('td', {}, `${fmtNum(gbps)} GB/s`)) : null));
     tip.hidden = false;
     const w = tip.offsetWidth;
     tip.style.left = `${Math.min(x + 14, cssW - w - 4)}px`;

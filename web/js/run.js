@@ -12,7 +12,7 @@ import { api } from './api.js';
 import { createGantt } from './gantt.js';
 import {
   h, hashFor, fmtMs, fmtUs, fmtPct, fmtGbps, fmtSizeLong, fmtTime, fmtNum, shortId, statusBadge,
-  machineChip, machineName, loadMachines, OP_COLORS, totalMs, errorBox, flatten, hasPrediction, FINISHED,
+  machineChip, machineName, loadMachines, OP_COLORS, OP_LABELS, totalMs, errorBox, flatten, hasPrediction, FINISHED,
   simBadge, simOf, simName, isSimulated, twoGroups, hostIssue, hostPace, paceSpan,
 } from './ui.js';
 
@@ -302,6 +302,7 @@ async function renderFinished(root, ctx, e) {
   const extent = tl.ops.reduce((m, o) => Math.max(m, o.end_us), 0);
   const measured = createGantt({
     ops: tl.ops,
+    calls: tl.calls,
     extentUs: extent,
     title: `Measured · rep ${shownRep ?? '?'}${tl.median_rep !== undefined && shownRep === tl.median_rep ? ' (the median)' : ''} of ${tl.reps ?? reps.length}`,
     onRange,
@@ -432,12 +433,23 @@ function spanAndStretch(tl, e) {
   if (typeof tl.span_ms !== 'number') return cuptiNotes(e);
   // the span starts at the first op; the Gantt and the total start at the rep's start
   const lead = typeof tl.lead_us === 'number' && tl.lead_us >= 0.5 ? ` from its first op at ${fmtUs(tl.lead_us)}` : '';
+  const first = firstCall(tl);
   const parts = [`timeline spans ${fmtMs(tl.span_ms)}${lead}`];
   if (typeof tl.median_ms === 'number') parts.push(`the run's median ${fmtMs(tl.median_ms)}`);
   if (tl.rep !== tl.median_rep && typeof tl.rep_ms === 'number') parts.push(`rep ${tl.rep}'s own total ${fmtMs(tl.rep_ms)}`);
   const stretch = typeof tl.stretch === 'number' ? tl.stretch : null;
   if (stretch !== null) parts.push(`${stretch.toFixed(2)}× the median`);
   const out = [h('p', { class: 'timeline-span mono', id: 'timeline-span', 'data-stretch': stretch ?? '' }, parts.join(' · '))];
+  if (first && typeof tl.lead_us === 'number' && tl.lead_us >= 0.5) {
+    // the wait before the first op: the host's first call after the rep's start, drawn in
+    // the host-calls lane, is inside the total and outside the span
+    const last = tl.ops.reduce((m, o) => Math.max(m, o.end_us), 0);
+    const whole = typeof tl.median_ms === 'number' && tl.median_ms > 0 ? (last - first.start_us) / (1000 * tl.median_ms) : null;
+    out.push(h('p', { class: 'rep-note lead-note', id: 'lead-note', role: 'note', 'data-from-call': whole ?? '' },
+      `The GPU waited ${fmtUs(tl.lead_us)} for its first op: the host's first call of the rep`
+      + ` (${OP_LABELS[first.op] || first.op}, stream ${first.stream}) ran from ${fmtUs(first.start_us)} to ${fmtUs(first.end_us)}.`
+      + (whole !== null ? ` From that call to the last op's end the timeline is ${whole.toFixed(2)}× the run's median.` : '')));
+  }
   if (stretch !== null && stretch > STRETCH_NOTE_ABOVE) {
     out.push(h('p', { class: 'rep-note stretch-note', id: 'stretch-note', role: 'note' },
       `This timeline is ${stretch.toFixed(1)}× the run's median: ${stretchWhy(tl.timing ?? e.spec?.timing, e.result?.backend, e.spec?.trace_ops ?? 'all')}`
@@ -445,6 +457,12 @@ function spanAndStretch(tl, e) {
         ? sampledWhy(tl, e) : '')));
   }
   return out.concat(cuptiNotes(e));
+}
+
+// The rep's first host call (calls are in issue order), or null where none was recorded.
+function firstCall(tl) {
+  const calls = Array.isArray(tl.calls) ? tl.calls : [];
+  return calls.reduce((m, c) => (m === null || c.start_us < m.start_us ? c : m), null);
 }
 
 // The timeline of rep K (the median where none is asked for). A bundle exported with
