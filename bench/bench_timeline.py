@@ -12,8 +12,10 @@ reps drew two modes, has no rep at its median; `modes` is the slow group's share
 result.rep_modes finds two groups), the shares, the timelines composed, the shares whose closest rep stayed
 off, the timelines taken whole from one rep with every op traced (closer than the shares'), the lead-in (the median rep's first op start after the rep's start event, in us: time the
 GPU idles while the host issues the first call, inside the total but outside the span; with it,
-`from 0` is that rep's last op end / median total), the seconds each run took, and the cross-check's start and end differences (median and
-largest over the ops, in us). A benchmark: it prints, it asserts nothing.
+`from 0` is that rep's last op end / median total), the host's first call of that rep (`call1`, its
+duration in us, and `from call`: the last op end less that call's start, over the median total: the timeline
+with its host-calls lane), the seconds each run took, and the cross-check's start and end differences (median
+and largest over the ops, in us). A benchmark: it prints, it asserts nothing.
 11 reps a run by default: issue 21 holds "the median repetition" against the run's median total, and
 only an odd count has a median rep whose total is the median (of 10, the median is the mean of two reps,
 which in a run whose reps fall in two groups no rep comes near; the API's default stays 10).
@@ -78,7 +80,7 @@ def main():
         got = {}
         for p, way, i in ids:
             got[(p, way)] = lab.finished(i, f"{p} {way}", poll_s=0.1)
-        print(f"\n{'point':<20} {'median ms':>9} {'sampled':>8} {'own rep':>7} {'modes':>5} {'shares':>6} {'redone':>6} {'tls':>5} {'off':>5} {'cut':>3} {'whole':>5} {'lead':>5} {'from 0':>6} {'s':>5} {'all':>6} {'s':>5} "
+        print(f"\n{'point':<20} {'median ms':>9} {'sampled':>8} {'own rep':>7} {'modes':>5} {'shares':>6} {'redone':>6} {'tls':>5} {'off':>5} {'cut':>3} {'whole':>5} {'lead':>5} {'from 0':>6} {'call1':>5} {'from call':>9} {'s':>5} {'all':>6} {'s':>5} "
               f"{'cupti xc':>8} {'start med/max us':>16} {'end med/max us':>15}")
         rows, within = [], 0
         for p in points:
@@ -91,14 +93,20 @@ def main():
             reps_ms = es["result"].get("reps_ms") or []
             st_rep = span / reps_ms[mrep] if span and isinstance(mrep, int) and mrep < len(reps_ms) else None
             within += st is not None and abs(st - 1) <= 0.05
-            ops = lab.call("GET", f"/api/experiments/{es['id']}/timeline").get("ops") or []
+            tlj = lab.call("GET", f"/api/experiments/{es['id']}/timeline")
+            ops, calls = tlj.get("ops") or [], tlj.get("calls") or []
             lead_us = min(o["start_us"] for o in ops) if ops else None
             from0 = max(o["end_us"] for o in ops) / 1000.0 / es["result"]["total_ms"]["median"] if ops else None
+            first = min(calls, key=lambda c: c["start_us"]) if calls else None
+            call1 = first["end_us"] - first["start_us"] if first else None
+            from_call = (max(o["end_us"] for o in ops) - first["start_us"]) / 1000.0 / es["result"]["total_ms"]["median"] \
+                if first and ops else None
             modes = es["result"].get("rep_modes")
             row = {"variant": v, "size": 1 << lg, "streams": s, "median_ms": es["result"]["total_ms"]["median"],
                    "rep_modes": modes,
                    "stretch_sampled": st, "stretch_sampled_own_rep": st_rep, "lead_in_us": lead_us,
-                   "stretch_from_origin": from0, "shares": ts.get("shares"), "seconds_sampled": seconds(es),
+                   "stretch_from_origin": from0, "first_call_us": call1, "stretch_from_call": from_call,
+                   "calls": len(calls), "shares": ts.get("shares"), "seconds_sampled": seconds(es),
                    "share_reps": ts.get("share_reps"), "clean_ms_all": ea["result"]["total_ms"]["median"] if ea else None,
                    "stretch_all": ea["result"].get("timeline_stretch") if ea else None,
                    "seconds_all": seconds(ea) if ea else None, "cross_check": {k: xc.get(k) for k in (
@@ -111,15 +119,18 @@ def main():
             slow = modes["slow_reps"] / (modes["slow_reps"] + modes["fast_reps"]) if modes else None
             print(f"2^{lg} {v:<10} x{s:<4} {row['median_ms']:9.3f} {f(st, '8.3f')} {f(st_rep, '7.3f')} {f(slow, '5.0%')} {f(row['shares'], '6d')} {f((row['share_reps'] or {}).get('redone'), '6d')} "
                   f"{f((row['share_reps'] or {}).get('timelines'), '5d')} {f((row['share_reps'] or {}).get('off'), '5d')} {f((row['share_reps'] or {}).get('cut'), '3d')} {f((row['share_reps'] or {}).get('whole'), '5d')} "
-                  f"{f(lead_us, '5.1f')} {f(from0, '6.3f')} {row['seconds_sampled']:5.1f} {f(row['stretch_all'], '6.3f')} {f(row['seconds_all'], '5.1f')} "
+                  f"{f(lead_us, '5.1f')} {f(from0, '6.3f')} {f(call1, '5.1f')} {f(from_call, '9.3f')} {row['seconds_sampled']:5.1f} {f(row['stretch_all'], '6.3f')} {f(row['seconds_all'], '5.1f')} "
                   f"{f(xc.get('shares'), '8d')} "
                   f"{f(xc.get('start_diff_us_median'), '7.1f')}/{f(xc.get('start_diff_us_max'), '<8.1f')} "
                   f"{f(xc.get('end_diff_us_median'), '7.1f')}/{f(xc.get('end_diff_us_max'), '<7.1f')}")
         own = sum(1 for r in rows if r["stretch_sampled_own_rep"] is not None and abs(r["stretch_sampled_own_rep"] - 1) <= 0.05)
         zero = sum(1 for r in rows if r["stretch_from_origin"] is not None and abs(r["stretch_from_origin"] - 1) <= 0.05)
+        fcall = sum(1 for r in rows if r["stretch_from_call"] is not None and abs(r["stretch_from_call"] - 1) <= 0.05)
         missed = [r for r in rows if r["stretch_sampled"] is None or abs(r["stretch_sampled"] - 1) > 0.05]
         print(f"\nsampled: median rep's span within 5% of the median total at {within} of {len(points)} points, "
-              f"of that rep's own total at {own}; its extent from the rep's start (lead-in included) at {zero}")
+              f"of that rep's own total at {own}; its extent from the rep's start (lead-in included) at {zero}; "
+              f"from the host's first call (the host-calls lane included) at {fcall} "
+              f"({sum(1 for r in rows if r['calls'])} timelines with calls)")
         print(f"of the {len(missed)} points outside 5%, {sum(1 for r in missed if r['rep_modes'])} are runs whose reps "
               f"fall in two groups (result.rep_modes; 'modes' is the slow group's share): no rep sits at their median")
         for key in ("start_diff_us_median", "end_diff_us_median", "start_diff_us_max", "end_diff_us_max"):
