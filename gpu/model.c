@@ -117,6 +117,7 @@ void model_default_host(model_host_t *h) {
     h->sync_us = 2.0;
     h->first_us = 0; /* the sim's large arrays only (gpu/sim.c) */
     h->call_us = 0;
+    h->first_launch_us = 0; /* a machine's: model_params_for_device */
     h->reorder_us = 0; /* none unless the machine has it (a profile's table fit) */
     h->blocking_us = 0; /* the sim's (gpu/sim.c); a prediction's basis has none */
     h->lead_us = 0;     /* the sim's (gpu/sim.c) */
@@ -140,6 +141,7 @@ void model_params_for_device(const device_info_t *dev, model_device_t *d, model_
     if (dev->calib.kernel_launch_us > 0)
         h->kernel_launch_us = dev->calib.kernel_launch_us;
     h->reorder_us = dev->calib.issue_reorder_us > 0 ? dev->calib.issue_reorder_us : MODEL_REORDER_UNMEASURED_US;
+    h->first_launch_us = MODEL_FIRST_LAUNCH_US;
 }
 
 /* When op i's completion is visible to op `to`, which depends on it. A pre-Hyper-Q run
@@ -607,6 +609,11 @@ static void compute_rates(const sim_t *s, double *rate) {
     }
 }
 
+/* The share of a rep's first-call extra its first call of this kind pays (model.h). */
+static double first_share(plan_kind_t k) {
+    return k == PLAN_H2D ? MODEL_FIRST_SHARE_H2D : k == PLAN_KERNEL ? MODEL_FIRST_SHARE_KERNEL : MODEL_FIRST_SHARE_D2H;
+}
+
 /* The simulation; host_done (per input op, or NULL) gets the host time at which the op's
  * issue returned (a blocking op's and a PLAN_SYNC's: when the host's wait ended). */
 static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, sl_error_t *err) {
@@ -652,7 +659,9 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
             if (op->host_us >= 0 && op->kind != PLAN_HOST)
                 cost = op->host_us;
             if (plan_is_device_op(op->kind)) {
-                cost += op->first_of_kind ? hc->first_us : hc->call_us;
+                cost += op->first_of_kind ? hc->first_us * first_share(op->kind) : hc->call_us;
+                if (op->first_of_kind && op->kind == PLAN_KERNEL)
+                    cost += hc->first_launch_us;
                 if (lead_due)
                     cost += hc->lead_us;
                 lead_due = false;

@@ -69,15 +69,39 @@ typedef struct model_device {
     int max_blocks_per_sm;
 } model_device_t;
 
+/* Of a rep's first-call extra over a large array (model_host_t.first_us), what the first H2D,
+ * the first kernel launch and the first D2H each pay. Each op's host call in streamlab's
+ * timelines on a lent H100 (GPU-b27c34ea, 2026-11-27, async_v1/v2 x4-x256, the first call of a
+ * kind over its later calls' median, at 2^25 less at 2^22): the H2D 15.0 us, the kernel 25.3,
+ * the D2H 2.3 (medians of 8 points; 42.6 together). An earlier look at the plain program's
+ * calls (GPU-5f114823, 2026-11-26) had the H2D and the kernel 15-25 us each and the D2H 2-5. */
+#define MODEL_FIRST_SHARE_H2D 0.35
+#define MODEL_FIRST_SHARE_KERNEL 0.60
+#define MODEL_FIRST_SHARE_D2H 0.05
+
+/* A rep's first kernel launch costs the host this much more, whatever the array
+ * (model_host_t.first_launch_us, every machine's: model_params_for_device). Each op's host call
+ * in streamlab's timelines on a lent H100 (GPU-b27c34ea, 2026-11-27, 2^22 async_v1/v2 x4-x256):
+ * the first launch took 2.8-8.4 us more than the later launches' median, 4.65 the median of the
+ * 8 points; the plain program's first launch (bench/data/probes, GPU-18989197) 2-13 us more than
+ * its later ones. The rep's lead (model_host_t.lead_us) covers the first H2D's. Over the 53 lent
+ * seeds' tables simulated from the shipped profiles it took the median of their medians from
+ * 1.09% to 0.99% and the points over 10% from 160 to 157 (2^22 async_v1 x64 from 2.2% quick to
+ * 1.1%, sequential from 1.1% to 0.5%). */
+#define MODEL_FIRST_LAUNCH_US 4.65
+
 typedef struct model_host {
     double copy_submit_us;   /* cudaMemcpyAsync host cost */
     double kernel_launch_us; /* kernel launch host cost */
     double event_us;         /* cudaEventRecord / cudaStreamWaitEvent host cost */
     double query_us;         /* cudaStreamQuery host cost */
     double sync_us;          /* cudaDeviceSynchronize return latency */
-    double first_us;         /* more for a rep's first call of each kind (H2D, D2H, kernel:
-                              * model_op_t.first_of_kind), its driver path run cold */
+    double first_us;         /* more for a rep's first calls of the three kinds together (H2D,
+                              * kernel, D2H: model_op_t.first_of_kind), their driver paths run
+                              * cold; each kind's call pays its share (MODEL_FIRST_SHARE_*) */
     double call_us;          /* more for every other copy and kernel call */
+    double first_launch_us;  /* more for a rep's first kernel launch, whatever the array
+                              * (MODEL_FIRST_LAUNCH_US) */
     double reorder_us;       /* more for a copy or kernel call whose stream's op before it in the
                               * rep (since the last synchronise) was not the call just before:
                               * breadth-first issue (calibration_t.issue_reorder_us) */

@@ -147,14 +147,17 @@ static double large_share(const spec_t *spec) {
 
 /* What the host's calls cost more over this spec's array, the array memset before each
  * rep. Where the calibration measured it by call (issue_first_large_us, issue_call_large_us):
- * the rep's first call of each kind a third of the first three calls' extra, every other
- * call the later calls' extra; returns 1. Else the older measure, all calls scaled alike by
- * issue_scale_large: returns the scale (1: nothing measured).
+ * the rep's first calls of the three kinds the first three calls' extra, each its share
+ * (MODEL_FIRST_SHARE_*, model.h), every other call the later calls' extra; returns 1. Else
+ * the older measure, all calls scaled alike by issue_scale_large: returns the scale (1:
+ * nothing measured).
  * Why by call: each call's host time in the plain program's reps (lent H100 GPU-5f114823,
  * 2026-11-26, 2^25 over 2^22) put 30-60 us of a rep's extra on its first H2D, kernel and D2H
  * (the H2D and the kernel 15-25 us each, the D2H 2-5; the first kernel so even in async_v2,
  * after every H2D) and 0.2-1.5 us on each later call. The calibration gives the three
- * together, so each is charged a third. A scale spreads it over every call: at
+ * together; streamlab's own timelines (their host calls, 2026-11-27) split it 35/60/5, where
+ * it had been charged a third each, the first D2H 20 us where the GPU's took 2-3. A scale
+ * spreads it over every call: at
  * 256 streams it charges the first calls 0.4 us more, not 10-30, so a rep's start, where the
  * copy engine waits for those calls, comes out too quick. What it does not explain: 2^25
  * async_v1 x128 ran 3.59 ms issued against 3.39 with every op queued before any ran (the
@@ -163,7 +166,7 @@ static double large_share(const spec_t *spec) {
 static double large_array_host(const spec_t *spec, const calibration_t *c, model_host_t *h) {
     double f = large_share(spec);
     if (c->issue_first_large_us > 0 || c->issue_call_large_us > 0) {
-        h->first_us = f * c->issue_first_large_us / 3;
+        h->first_us = f * c->issue_first_large_us;
         h->call_us = f * c->issue_call_large_us;
         return 1;
     }

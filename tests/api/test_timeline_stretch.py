@@ -6,8 +6,8 @@
 All of it is computed from what the store holds, so an imported bundle gets it too: one whose median rep's
 ops were made twice as long as its total answers a stretch of 2. The sim's timeline is the run: its span is
 its total less what comes before its first op (lead_us: the host's issue of the first op, and over a large
-array that first call's extra, about 22 µs at 2^25 on the H100 profile) and the sync's return (4 µs), a
-stretch within 1% of 1.
+array that first call's share of the first calls' extra, about 21 µs at 2^25 on the H100 profile: 32 µs in
+all) and the sync's return (4 µs), a stretch within 1-1.5% of 1.
 """
 
 import copy
@@ -108,8 +108,10 @@ def test_an_imported_timeline_twice_its_total_answers_stretch_2(origin, make_ser
     check(abs(got["timeline_stretch"] - 2) < 0.02 and got["timeline_span_ms"] == tl["span_ms"],
           {"timeline_stretch": "about 2", "timeline_span_ms": tl["span_ms"]},
           {k: got.get(k) for k in ("timeline_span_ms", "timeline_stretch")}, "the imported result's stretch")
+    # another rep, its ops as they were: about 1, less what the sim leaves outside its span (the
+    # lead, 32 us at 2^25 on the H100 profile, and the sync's 4 us: 1.1% of this run's 3.4 ms)
     other = (median + 1) % res["reps"]
-    check(abs(timeline(b, eid, other)["stretch"] - 1) < 0.01, "about 1", timeline(b, eid, other)["stretch"],
+    check(abs(timeline(b, eid, other)["stretch"] - 1) < 0.015, "about 1", timeline(b, eid, other)["stretch"],
           f"rep {other}, whose ops were left as they were")
 
 
