@@ -46,7 +46,6 @@
  * its plain-ops table from its own calibration 2.6% / 15.2% -> 2.0% / 7.8%, its seeds' table
  * 3.5% / 14.5% -> 3.1% / 14.7%. */
 #define SIM_REP_LEAD_US 8.0
-
 #define SIM_DEP_GAP_US 3.0
 #define SIM_DIRTY_LARGE_SHARE 0.6
 
