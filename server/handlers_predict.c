@@ -180,7 +180,7 @@ void handle_predict(request_t *req) {
             json_decref(list);
             goto done;
         }
-        json_t *ops = json_array();
+        json_t *ops = json_array(), *calls = json_array(); /* calls: the model's host, as a timeline's */
         int used_chunks = 0;
         for (size_t k = 0; k < tl.count; k++) {
             const op_event_t *e = &tl.ops[k];
@@ -189,9 +189,14 @@ void handle_predict(request_t *req) {
             json_array_append_new(ops, json_pack("{s:i, s:i, s:i, s:s, s:f, s:f, s:I}", "device", e->device, "stream",
                                                  e->stream, "chunk", e->chunk, "op", op_names[e->op], "start_us",
                                                  e->start_us, "end_us", e->end_us, "bytes", (json_int_t)e->bytes));
+            if (e->call)
+                json_array_append_new(calls, json_pack("{s:i, s:i, s:i, s:s, s:f, s:f}", "device", e->device, "stream",
+                                                       e->stream, "chunk", e->chunk, "op", op_names[e->op], "start_us",
+                                                       e->call_start_us, "end_us", e->call_end_us));
         }
-        json_array_append_new(preds, json_pack("{s:s, s:i, s:i, s:f, s:o}", "variant", variant_names[variant], "streams",
-                                               n, "chunks", used_chunks, "total_ms", tl.total_us / 1000.0, "ops", ops));
+        json_array_append_new(preds, json_pack("{s:s, s:i, s:i, s:f, s:o, s:o}", "variant", variant_names[variant],
+                                               "streams", n, "chunks", used_chunks, "total_ms", tl.total_us / 1000.0,
+                                               "ops", ops, "calls", calls));
         timeline_free(&tl);
     }
     json_decref(list);

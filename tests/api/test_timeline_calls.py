@@ -168,3 +168,23 @@ def test_the_trace_adds_the_calls_when_asked(origin):
     check([e for e in full["traceEvents"] if e.get("cat") != "call" and e["ph"] == "X"] ==
           [e for e in plain["traceEvents"] if e["ph"] == "X"], "the ops' events as without calls", "equal", "differs")
     expect_error(a.get(f"/api/experiments/{eid}/trace?calls=yes"), 422, field="calls")
+
+
+def test_a_prediction_has_the_models_calls(origin):
+    """POST /api/predict answers the model's host calls beside each prediction's ops; predicted from the sim's
+    own 1-stream trace, they are the sim's N-stream run's calls."""
+    a = origin["srv"]
+    basis = a.create(small("async_v1", size=1 << 22, streams=1, chunks=4))["id"]
+    target = a.create(small("async_v1", size=1 << 22, streams=4))["id"]
+    a.wait_done(basis)
+    a.wait_done(target)
+    pr = expect_status(a.post("/api/predict", {"from_experiment": basis, "variant": "async_v1", "streams": [4],
+                                               "chunks": 4}), 200)["predictions"][0]
+    ops, calls = pr["ops"], pr["calls"]
+    check(len(calls) == len(ops) and all(set(c) == CALL_KEYS for c in calls) and
+          [key(c) for c in calls] == [key(o) for o in ops], "a call per op, in the ops' order", len(ops),
+          [key(c) for c in calls][:4])
+    run = timeline(a, target)
+    for c, r in zip(calls, run["calls"]):
+        check(abs(c["start_us"] - r["start_us"]) < 1e-6 and abs(c["end_us"] - r["end_us"]) < 1e-6,
+              f"the sim's call {r}", c, "a predicted call against the sim's own run")

@@ -330,6 +330,7 @@ async function renderFinished(root, ctx, e) {
           }
           const predicted = createGantt({
             ops: p.ops,
+            calls: p.calls,
             extentUs: extent,
             title: `Predicted by the model from the 1-stream run ${shortId(from)} · ${fmtMs(p.total_ms)}`,
             onRange,
