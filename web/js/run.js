@@ -448,7 +448,8 @@ function spanAndStretch(tl, e) {
     const whole = typeof tl.median_ms === 'number' && tl.median_ms > 0 ? (last - first.start_us) / (1000 * tl.median_ms) : null;
     out.push(h('p', { class: 'rep-note lead-note', id: 'lead-note', role: 'note', 'data-from-call': whole ?? '' },
       `The GPU waited ${fmtUs(tl.lead_us)} for its first op: the host's first call of the rep`
-      + ` (${OP_LABELS[first.op] || first.op}, stream ${first.stream}) ran from ${fmtUs(first.start_us)} to ${fmtUs(first.end_us)}.`
+      + ` (${OP_LABELS[first.op] || first.op}, stream ${first.stream}) ran from ${fmtUs(first.start_us)} to ${fmtUs(first.end_us)}`
+      + (first.end_us > tl.lead_us + 1 ? ', the op starting before it returned (a blocking call returns after its op).' : '.')
       + (whole !== null ? ` From that call to the last op's end the timeline is ${whole.toFixed(2)}× the run's median.` : '')));
   }
   if (stretch !== null && stretch > STRETCH_NOTE_ABOVE) {
