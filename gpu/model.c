@@ -813,6 +813,15 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
     return rc;
 }
 
+void model_mark_first_of_kind(model_input_t *in) {
+    bool seen[PLAN_SYNC + 1] = {false};
+    for (size_t i = 0; i < in->count; i++) {
+        plan_kind_t k = in->ops[i].kind;
+        if ((k == PLAN_H2D || k == PLAN_KERNEL || k == PLAN_D2H) && !seen[k])
+            in->ops[i].first_of_kind = seen[k] = true;
+    }
+}
+
 int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err) {
     return simulate(in, tl, NULL, err);
 }

@@ -177,6 +177,10 @@ typedef struct model_input {
  * host returns from the last op (or the last device op ends, whichever is later). */
 int model_simulate(const model_input_t *in, timeline_t *tl, sl_error_t *err);
 
+/* Mark the plan's first H2D, kernel and D2H (model_op_t.first_of_kind): the calls a rep runs
+ * cold (model_host_t.first_us, first_launch_us). The sim and the predictor mark alike. */
+void model_mark_first_of_kind(model_input_t *in);
+
 /* One plan (ending with a PLAN_SYNC) run warmup + reps times back to back, as a run
  * repeats it: what the device holds from one repetition to the next (which channel each
  * copy engine serves, which kernel channels were used last and when their kernels ended)

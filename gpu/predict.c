@@ -505,15 +505,12 @@ int predict_timeline(const trace_t *trace, const predict_params_t *p, variant_t 
     double cap = (double)dev.sm_count * bps;
     op_kind_t last_in_stream[SPEC_MAX_STREAMS + 1];
     bool seen[SPEC_MAX_STREAMS + 1] = {0};
-    bool seen_kind[PLAN_SYNC + 1] = {false}; /* the rep's first H2D, kernel and D2H, as the sim marks them */
     for (size_t i = 0; i < plan.count; i++) {
         const plan_op_t *po = &plan.ops[i];
         model_op_t *mo = &in.ops[i];
         *mo = (model_op_t){.kind = po->kind, .device = 0, .stream = po->stream, .chunk = po->chunk,
                            .blocking = po->blocking, .wait_event = po->wait_event, .record_event = po->record_event,
                            .host_us = -1, .threads_per_block = spec.block_size};
-        if ((po->kind == PLAN_H2D || po->kind == PLAN_KERNEL || po->kind == PLAN_D2H) && !seen_kind[po->kind])
-            mo->first_of_kind = seen_kind[po->kind] = true;
         int c = po->chunk;
         double bytes = (double)po->count * sizeof(float);
         switch (po->kind) {
@@ -567,6 +564,7 @@ int predict_timeline(const trace_t *trace, const predict_params_t *p, variant_t 
             }
         }
     }
+    model_mark_first_of_kind(&in);
     /* a prediction is of a run's measured reps: after as many warm-ups as a run makes by
      * default (the target spec's, from spec_defaults), the device's state carried over, as
      * the sim runs them */

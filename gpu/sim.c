@@ -201,7 +201,6 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
         zc_gbps = h100.calib.zero_copy_gbps;
     }
     int bps = plan_blocks_per_sm(dev, spec->block_size);
-    bool seen[PLAN_SYNC + 1] = {false}; /* the first H2D, kernel and D2H of the plan (a rep) */
     /* the kind of each stream's last device op so far, by device and stream (+1: the default) */
     size_t nslots = (size_t)(plan->devices > 0 ? plan->devices : 1) * (SPEC_MAX_STREAMS + 1);
     plan_kind_t *last_kind = malloc(nslots * sizeof *last_kind);
@@ -218,8 +217,6 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
         *o = (model_op_t){.kind = p->kind, .device = p->device, .stream = p->stream, .chunk = p->chunk,
                           .blocking = p->blocking, .non_blocking_stream = spec->stream_flags == SFLAGS_NON_BLOCKING,
                           .wait_event = p->wait_event, .record_event = p->record_event, .host_us = -1};
-        if ((p->kind == PLAN_H2D || p->kind == PLAN_KERNEL || p->kind == PLAN_D2H) && !seen[p->kind])
-            o->first_of_kind = seen[p->kind] = true;
         if (plan_is_device_op(p->kind)) {
             plan_kind_t *lk = &last_kind[(size_t)p->device * (SPEC_MAX_STREAMS + 1) + (size_t)(p->stream + 1)];
             if (*lk != PLAN_SYNC && *lk != p->kind)
@@ -267,6 +264,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
         }
     }
     free(last_kind);
+    model_mark_first_of_kind(in);
     /* Non-blocking streams: the CUDA backend records an untimed event at each stream's last op
      * and makes the legacy stream wait for each before its stop event (which would not follow
      * such streams otherwise): one more call each on the host at the stream's end, and one each
