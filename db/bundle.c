@@ -643,21 +643,28 @@ static int check_experiment(json_t *e, const char *where, store_spec_check_fn ch
     return rc;
 }
 
+/* What an op and its call both hold: the op's device, stream, chunk and kind, and two times. */
+static int check_event(json_t *e, const char *where, sl_error_t *err) {
+    json_t *v;
+    if (!json_is_object(e))
+        return invalid(err, where, NULL, "must be an object");
+    int rc = int_get(e, where, "device", REQUIRED, 0, SPEC_MAX_DEVICES - 1, &v, err);
+    if (rc == SL_OK)
+        rc = int_get(e, where, "stream", REQUIRED, -1, INT_MAX, &v, err);
+    if (rc == SL_OK)
+        rc = int_get(e, where, "chunk", REQUIRED, 0, INT_MAX, &v, err);
+    if (rc == SL_OK)
+        rc = string_in(e, where, "op", REQUIRED, op_names, OP__COUNT, &v, err);
+    if (rc == SL_OK)
+        rc = field_get(e, where, "start_us", J_NUMBER, REQUIRED, &v, err);
+    if (rc == SL_OK)
+        rc = field_get(e, where, "end_us", J_NUMBER, REQUIRED, &v, err);
+    return rc;
+}
+
 static int check_op(json_t *op, const char *where, sl_error_t *err) {
     json_t *v;
-    if (!json_is_object(op))
-        return invalid(err, where, NULL, "must be an object");
-    int rc = int_get(op, where, "device", REQUIRED, 0, SPEC_MAX_DEVICES - 1, &v, err);
-    if (rc == SL_OK)
-        rc = int_get(op, where, "stream", REQUIRED, -1, INT_MAX, &v, err);
-    if (rc == SL_OK)
-        rc = int_get(op, where, "chunk", REQUIRED, 0, INT_MAX, &v, err);
-    if (rc == SL_OK)
-        rc = string_in(op, where, "op", REQUIRED, op_names, OP__COUNT, &v, err);
-    if (rc == SL_OK)
-        rc = field_get(op, where, "start_us", J_NUMBER, REQUIRED, &v, err);
-    if (rc == SL_OK)
-        rc = field_get(op, where, "end_us", J_NUMBER, REQUIRED, &v, err);
+    int rc = check_event(op, where, err);
     if (rc == SL_OK)
         rc = int_get(op, where, "bytes", OPTIONAL, 0, LLONG_MAX, &v, err);
     return rc;
@@ -666,7 +673,7 @@ static int check_op(json_t *op, const char *where, sl_error_t *err) {
 /* A rep's "calls" (optional): the issuing thread's call of ops of that rep, each naming
  * its op (device, stream, chunk, op) once, with start_us <= end_us. */
 static int check_calls(json_t *calls, json_t *ops, const char *where, sl_error_t *err) {
-    json_t *keys = json_object(), *v, *c, *op;
+    json_t *keys = json_object(), *c, *op;
     char at[200], key[96];
     size_t i;
     int rc = keys ? SL_OK : sl_error_set(err, SL_E_NOMEM, "", "out of memory checking the bundle");
@@ -681,16 +688,7 @@ static int check_calls(json_t *calls, json_t *ops, const char *where, sl_error_t
         if (rc)
             break;
         snprintf(at, sizeof at, "%.150s.calls[%zu]", where, i);
-        if (!json_is_object(c)) {
-            rc = invalid(err, at, NULL, "must be an object");
-            break;
-        }
-        if ((rc = int_get(c, at, "device", REQUIRED, 0, SPEC_MAX_DEVICES - 1, &v, err)) ||
-            (rc = int_get(c, at, "stream", REQUIRED, -1, INT_MAX, &v, err)) ||
-            (rc = int_get(c, at, "chunk", REQUIRED, 0, INT_MAX, &v, err)) ||
-            (rc = string_in(c, at, "op", REQUIRED, op_names, OP__COUNT, &v, err)) ||
-            (rc = field_get(c, at, "start_us", J_NUMBER, REQUIRED, &v, err)) ||
-            (rc = field_get(c, at, "end_us", J_NUMBER, REQUIRED, &v, err)))
+        if ((rc = check_event(c, at, err)))
             break;
         if (json_number_value(json_object_get(c, "end_us")) < json_number_value(json_object_get(c, "start_us"))) {
             rc = invalid(err, at, "end_us", "is before start_us");
