@@ -100,7 +100,6 @@ typedef struct run {
     double *host_start_us, *host_end_us; /* per plan op, PLAN_HOST only */
     double *ev_start_us, *ev_end_us;     /* per plan op: traced reps' event times */
     double *best_start_us, *best_end_us; /* per plan op: sampled, the kept rep of its share's */
-    double *submit_us;                   /* per plan op: host time (since t0) it was handed to CUDA */
     double *call_us;                     /* per plan op, 2 each: a traced op's call, start and return, on
                                           * the device's timeline (handed_us); NAN where not traced */
     double *best_call_us;                /* ... sampled, of the kept rep of its share */
@@ -400,6 +399,18 @@ static void correct_engine_queues(run_t *r, size_t last) {
     bound_copies(r, n);
 }
 
+/* A synchronous call (pageable memory, blocking ops) returns after its copy ran: only its
+ * start bounds the op. An asynchronous one hands the op over on return. */
+static bool is_sync_call(const run_t *r, const plan_op_t *op) {
+    return !r->pinned || op->blocking;
+}
+
+/* When the host handed traced op i over to CUDA, on the device's timeline: its call's
+ * start for a synchronous call, its return for an asynchronous one (call_us). */
+static double handed_over_us(const run_t *r, size_t i) {
+    return is_sync_call(r, &r->plan->ops[i]) ? r->call_us[2 * i] : r->call_us[2 * i + 1];
+}
+
 /* The host's now on the device's event timeline. The device is idle when a rep starts,
  * so its rep_start event runs as soon as the GPU fetches it: the same fetch latency
  * after its record call returned as an op has after its own call returns, which
@@ -432,9 +443,7 @@ static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced_rep,
     int rc = SL_OK;
     float *dev_ptr = r->plan->zero_copy ? dc->h_mapped + op->offset : dc->d_buf + (op->offset - dc->lo);
     size_t bytes = op->count * sizeof(float);
-    /* a synchronous call (pageable memory, blocking ops) returns after its copy ran:
-     * only its start bounds the op; an asynchronous one hands the op over on return */
-    bool sync_call = !r->pinned || op->blocking;
+    bool sync_call = is_sync_call(r, op);
     if (traced_rep && op->stream < 0) /* the legacy stream's barrier: every stream's tail is behind it */
         for (int k = 0; k < r->plan->streams; k++)
             r->stream_tail[op->device * r->plan->streams + k] = -1;
@@ -450,11 +459,8 @@ static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced_rep,
         CUDA_CHECK(cudaEventRecord(r->op_ev[2 * i], st));
         r->rep_records++;
     }
-    if (traced) {
+    if (traced)
         r->call_us[2 * i] = handed_us(dc, t0);
-        if (sync_call)
-            r->submit_us[i] = r->call_us[2 * i];
-    }
     if (op->kind == PLAN_H2D)
         CUDA_CHECK(cudaMemcpyAsync(dev_ptr, r->h_buf + op->offset, bytes, cudaMemcpyHostToDevice, st));
     else if (op->kind == PLAN_D2H)
@@ -464,10 +470,6 @@ static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced_rep,
                                       dev_ptr, op->offset, op->count, st));
     if (traced) {
         r->call_us[2 * i + 1] = handed_us(dc, t0);
-        if (!sync_call)
-            r->submit_us[i] = r->call_us[2 * i + 1];
-    }
-    if (traced) {
         CUDA_CHECK(cudaEventRecord(r->op_ev[2 * i + 1], st));
         r->rep_records++;
     }
@@ -742,8 +744,9 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
              * copy), the start event fires as soon as it is recorded, microseconds
              * before its op reaches the GPU: on the lent H100 that put 4-stream
              * async_v1 kernels 35 us longer by events than by CUPTI. */
-            if (r->ev_start_us[i] < r->submit_us[i])
-                r->ev_start_us[i] = fmin(r->submit_us[i], r->ev_end_us[i]);
+            double handed = handed_over_us(r, i);
+            if (r->ev_start_us[i] < handed)
+                r->ev_start_us[i] = fmin(handed, r->ev_end_us[i]);
             total_us = fmax(total_us, r->ev_end_us[i]);
         }
         if (tl && build_timeline(r, last, tl))
@@ -1026,6 +1029,22 @@ typedef struct share_stats {
     int whole;      /* timelines taken from one rep with every op traced, closer than the shares' */
 } share_stats_t;
 
+/* Op i's times in the traced rep just run (its events, its call), kept as its share's. */
+static void keep_op_times(run_t *r, size_t i) {
+    r->best_start_us[i] = r->ev_start_us[i];
+    r->best_end_us[i] = r->ev_end_us[i];
+    r->best_call_us[2 * i] = r->call_us[2 * i];
+    r->best_call_us[2 * i + 1] = r->call_us[2 * i + 1];
+}
+
+/* ... and back, for the composed timeline. */
+static void take_kept_op_times(run_t *r, size_t i) {
+    r->ev_start_us[i] = r->best_start_us[i];
+    r->ev_end_us[i] = r->best_end_us[i];
+    r->call_us[2 * i] = r->best_call_us[2 * i];
+    r->call_us[2 * i + 1] = r->best_call_us[2 * i + 1];
+}
+
 /* trace_ops sampled: the timeline of measured rep k, composed from one traced rep per
  * share, into tl; the median of those reps' totals and issue times into *traced_ms and
  * *issue_us. A share's rep whose total is more than SHARE_TOL from rep k's (rep_ms) was
@@ -1074,12 +1093,8 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
                 share_ms[r->share] = ms;
                 share_issue[r->share] = r->issue_us;
                 for (size_t i = 0; i < last; i++)
-                    if (plan_is_device_op(p->ops[i].kind) && op_timed(r, i)) {
-                        r->best_start_us[i] = r->ev_start_us[i];
-                        r->best_end_us[i] = r->ev_end_us[i];
-                        r->best_call_us[2 * i] = r->call_us[2 * i];
-                        r->best_call_us[2 * i + 1] = r->call_us[2 * i + 1];
-                    }
+                    if (plan_is_device_op(p->ops[i].kind) && op_timed(r, i))
+                        keep_op_times(r, i);
             }
         }
         if (t > 0 && t < SHARE_TRIES - 1 && ran >= SHARE_CUT_MIN && 4 * hit < ran) {
@@ -1110,12 +1125,8 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
             whole_ms = ms;
             whole_issue = r->issue_us;
             for (size_t i = 0; i < last; i++)
-                if (plan_is_device_op(p->ops[i].kind)) {
-                    r->best_start_us[i] = r->ev_start_us[i];
-                    r->best_end_us[i] = r->ev_end_us[i];
-                    r->best_call_us[2 * i] = r->call_us[2 * i];
-                    r->best_call_us[2 * i + 1] = r->call_us[2 * i + 1];
-                }
+                if (plan_is_device_op(p->ops[i].kind))
+                    keep_op_times(r, i);
         }
         r->shares = shares;
         r->share0_records = records0;
@@ -1130,12 +1141,8 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
     for (int j = 0; j < r->shares; j++)
         st->off += best[j] > SHARE_TOL;
     for (size_t i = 0; i < last; i++)
-        if (plan_is_device_op(p->ops[i].kind)) {
-            r->ev_start_us[i] = r->best_start_us[i];
-            r->ev_end_us[i] = r->best_end_us[i];
-            r->call_us[2 * i] = r->best_call_us[2 * i];
-            r->call_us[2 * i + 1] = r->best_call_us[2 * i + 1];
-        }
+        if (plan_is_device_op(p->ops[i].kind))
+            take_kept_op_times(r, i);
     if (build_timeline(r, last, tl))
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory building a timeline");
     st->timelines++;
@@ -1332,7 +1339,6 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         r.op_ev = (cudaEvent_t *)calloc(2 * plan->count, sizeof *r.op_ev);
         r.ev_start_us = (double *)calloc(plan->count, sizeof(double));
         r.ev_end_us = (double *)calloc(plan->count, sizeof(double));
-        r.submit_us = (double *)calloc(plan->count, sizeof(double));
         r.start_ev = (int *)calloc(plan->count, sizeof(int));
         r.stream_tail = (int *)calloc((size_t)r.ndev * (size_t)(plan->streams > 0 ? plan->streams : 1), sizeof(int));
         r.slots = (queue_slot_t *)calloc(plan->count, sizeof *r.slots);
@@ -1340,7 +1346,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         r.best_end_us = (double *)calloc(plan->count, sizeof(double));
         r.call_us = (double *)calloc(2 * plan->count, sizeof(double));
         r.best_call_us = (double *)calloc(2 * plan->count, sizeof(double));
-        if (!r.op_ev || !r.ev_start_us || !r.ev_end_us || !r.submit_us || !r.start_ev || !r.stream_tail || !r.slots ||
+        if (!r.op_ev || !r.ev_start_us || !r.ev_end_us || !r.start_ev || !r.stream_tail || !r.slots ||
             !r.best_start_us || !r.best_end_us || !r.call_us || !r.best_call_us)
             SL_FAIL(SL_E_NOMEM, "out of memory for %zu events", 2 * plan->count);
         for (size_t i = 0; i < plan->count; i++) {
@@ -1733,7 +1739,6 @@ cleanup:
     free(r.ev_end_us);
     free(r.best_start_us);
     free(r.best_end_us);
-    free(r.submit_us);
     free(r.call_us);
     free(r.best_call_us);
     free(r.start_ev);

@@ -59,8 +59,9 @@ static const char *spec_name(const spec_t *s, char *buf, size_t n) {
     return buf;
 }
 
-/* Ops in a plan that a timeline must show (copies, kernels, host work). */
-static size_t plan_timed_ops(const spec_t *s) {
+/* Ops in a plan that a timeline must show (copies, kernels, host work); of the first cap,
+ * in plan order, which are blocking (their call returns after them) into blocking[]. */
+static size_t plan_timed_ops(const spec_t *s, bool *blocking, size_t cap) {
     plan_t p;
     sl_error_t err;
     if (plan_build(s, &p, &err) != SL_OK)
@@ -68,24 +69,11 @@ static size_t plan_timed_ops(const spec_t *s) {
     size_t n = 0;
     for (size_t i = 0; i < p.count; i++)
         if (p.ops[i].kind == PLAN_H2D || p.ops[i].kind == PLAN_KERNEL || p.ops[i].kind == PLAN_D2H ||
-            p.ops[i].kind == PLAN_HOST)
+            p.ops[i].kind == PLAN_HOST) {
+            if (n < cap)
+                blocking[n] = p.ops[i].blocking;
             n++;
-    plan_free(&p);
-    return n;
-}
-
-/* Of the ops a timeline shows, in plan order, which are blocking (their call returns after
- * them): into blocking[], up to 4096; how many were set (0 where the plan cannot be built). */
-static size_t plan_blocking(const spec_t *s, bool *blocking) {
-    plan_t p;
-    sl_error_t err;
-    if (plan_build(s, &p, &err) != SL_OK)
-        return 0;
-    size_t n = 0;
-    for (size_t i = 0; i < p.count && n < 4096; i++)
-        if (p.ops[i].kind == PLAN_H2D || p.ops[i].kind == PLAN_KERNEL || p.ops[i].kind == PLAN_D2H ||
-            p.ops[i].kind == PLAN_HOST)
-            blocking[n++] = p.ops[i].blocking;
+        }
     plan_free(&p);
     return n;
 }
@@ -105,9 +93,10 @@ static int run_checked(const spec_t *s, result_t *r) {
     CHECK(r->backend == BACKEND_CUDA, "%s: expected backend cuda, got %s", name, backend_names[r->backend]);
     CHECK(r->reps >= 1 && r->total_ms.median > 0, "%s: expected reps >= 1 and a positive median, got %d, %g", name,
           r->reps, r->total_ms.median);
-    size_t want = s->variant == VARIANT_TUNED ? 0 : plan_timed_ops(s);
     bool blocking[4096];
-    size_t nblocking = want <= 4096 ? plan_blocking(s, blocking) : 0;
+    /* tuned has no plan of its own (it runs the one it chose) */
+    size_t want = s->variant == VARIANT_TUNED ? 0 : plan_timed_ops(s, blocking, 4096);
+    size_t nblocking = want <= 4096 ? want : 0;
     bool sampled = s->timing == TIMING_EVENTS && s->trace_ops == TRACE_SAMPLED && s->variant != VARIANT_TUNED;
     int composed = 0;
     for (int k = 0; k < r->reps; k++) {
