@@ -352,11 +352,17 @@ static bool kernel_fills_gpu(const run_t *r, const plan_op_t *op) {
  * (async_v1 x4-x64, async_v2 x16), before on GPU-b7e08bef and after on GPU-afd8d1e6: the
  * starts' median distance to CUPTI's 1.6-27.9 us before, 1.6-9.4 after; the largest
  * 8.7-695.5 before, 5.5-140.7 after (METHOD.md). */
-static const calibration_t *run_calibration(const run_t *r) {
+/* The machine's record of the run's device d, where it was calibrated; else NULL. */
+static const device_info_t *run_device(const run_t *r, int d) {
     for (int k = 0; k < r->m->device_count && k < SPEC_MAX_DEVICES; k++)
-        if (r->m->devices[k].index == r->dev[0].ordinal)
-            return r->m->devices[k].calib.valid ? &r->m->devices[k].calib : NULL;
+        if (r->m->devices[k].index == r->dev[d].ordinal)
+            return r->m->devices[k].calib.valid ? &r->m->devices[k] : NULL;
     return NULL;
+}
+
+static const calibration_t *run_calibration(const run_t *r) {
+    const device_info_t *dev = run_device(r, 0);
+    return dev ? &dev->calib : NULL;
 }
 
 static void bound_copies(run_t *r, size_t n) {
@@ -368,6 +374,23 @@ static void bound_copies(run_t *r, size_t n) {
             continue;
         r->ev_start_us[sl->op] = plan_copy_start_bound(c, op->kind == PLAN_H2D, op->count * sizeof(float),
                                                        sl->start_us, r->ev_start_us[sl->op], r->ev_end_us[sl->op]);
+    }
+}
+
+/* A kernel's start where its events cannot see when it ran (plan_kernel_start_bound): its
+ * start event, or its stream predecessor's end event, fires when the stream reaches it. On
+ * a lent H100 (GPU-9eb301e8, 2026-11-27, timing cupti's cross-check) the starts' largest
+ * distance to CUPTI's went 1,671 -> 22 us at 2^25 async_v2 x128, 2,157 -> 35 at x256, 253 ->
+ * 10 at 2^22 async_v2 x16; the kernels of async_v1 2^25 x128 25 -> 17 (METHOD.md). Zero-copy
+ * kernels, paced by the link, keep their starts. */
+static void bound_kernels(run_t *r, size_t last) {
+    if (r->plan->zero_copy)
+        return;
+    for (size_t i = 0; i < last; i++) {
+        const plan_op_t *op = &r->plan->ops[i];
+        const device_info_t *dev = op->kind == PLAN_KERNEL && i != r->skip_op ? run_device(r, op->device) : NULL;
+        if (dev)
+            r->ev_start_us[i] = plan_kernel_start_bound(r->spec, dev, op->count, r->ev_start_us[i], r->ev_end_us[i]);
     }
 }
 
@@ -397,6 +420,7 @@ static void correct_engine_queues(run_t *r, size_t last) {
             r->ev_start_us[i] = fmin(prev->end_us, r->ev_end_us[i]);
     }
     bound_copies(r, n);
+    bound_kernels(r, last);
 }
 
 /* A synchronous call (pageable memory, blocking ops) returns after its copy ran: only its
@@ -855,6 +879,8 @@ static int compose_shares(timeline_t *parts, int shares, timeline_t *out, sl_err
     return SL_OK;
 }
 
+enum { XC_WORST_STARTS = 16 }; /* compare_timelines lists this many ops whose starts part the most */
+
 /* Events against CUPTI, op by op, each op from the same rep both ways: durations, and
  * starts and ends against CUPTI's, after the origins are aligned (the start event's
  * GPU time against the host's CUPTI timestamp), by the median difference over the ops
@@ -911,6 +937,37 @@ static json_t *compare_timelines(const timeline_t *ev, const timeline_t *cu, int
     }
     if (ops)
         json_object_set_new(o, "ops", ops);
+    /* the ops whose starts part the most (XC_WORST_STARTS, largest first), wherever they
+     * are in the rep: [index, op, stream, chunk, events start, end, CUPTI start, end], as
+     * "ops" aligns them */
+    size_t far[XC_WORST_STARTS];
+    int nfar = 0;
+    for (size_t i = 0; i < n; i++) {
+        const op_event_t *a = &ev->ops[i];
+        if (a->op == OP_HOST)
+            continue;
+        double di = fabs(a->start_us - cu->ops[i].start_us - off[share_of_chunk(a->chunk, shares)]);
+        int k = nfar < XC_WORST_STARTS ? nfar++ : XC_WORST_STARTS;
+        for (; k > 0; k--) {
+            const op_event_t *b = &ev->ops[far[k - 1]];
+            if (fabs(b->start_us - cu->ops[far[k - 1]].start_us - off[share_of_chunk(b->chunk, shares)]) >= di)
+                break;
+            if (k < XC_WORST_STARTS)
+                far[k] = far[k - 1];
+        }
+        if (k < XC_WORST_STARTS)
+            far[k] = i;
+    }
+    json_t *worst_starts = o ? json_array() : NULL;
+    for (int k = 0; worst_starts && k < nfar; k++) {
+        const op_event_t *a = &ev->ops[far[k]], *b = &cu->ops[far[k]];
+        double t0 = ev->ops[0].start_us, ob = off[share_of_chunk(a->chunk, shares)];
+        json_array_append_new(worst_starts, json_pack("[I, s, i, i, f, f, f, f]", (json_int_t)far[k], op_names[a->op],
+                                                      a->stream, a->chunk, a->start_us - t0, a->end_us - t0,
+                                                      b->start_us + ob - t0, b->end_us + ob - t0));
+    }
+    if (worst_starts)
+        json_object_set_new(o, "worst_starts", worst_starts);
     if (o && devs)
         json_object_set_new(o, "worst_op",
                             json_pack("{s:I, s:s, s:i, s:[f,f], s:[f,f]}", "index", (json_int_t)worst, "op",

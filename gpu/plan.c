@@ -59,6 +59,42 @@ double plan_kernel_ns_per_elem(const spec_t *spec, const device_info_t *dev) {
     return ns > 0 && isfinite(ns) ? ns : 0;
 }
 
+/* An SM runs a kernel at its full throughput from this share of its threads resident (a
+ * quarter: 512 of 2048), and in proportion below it. */
+#define PLAN_SM_SATURATION 0.25
+
+/* Until 2026-11-27 the sim's fill was the blocks over the GPU's capacity in blocks, so a
+ * max-occupancy grid shared by 8 streams (132 blocks of 256 on an H100, one an SM) ran at an
+ * eighth of the GPU; the lent H100s and H200s ran async_v1 2^25 x8 with it 2-8% slower than
+ * with chunk launches, where the sim made it 11-14% (make bench-wide: +7..+11% against the
+ * runs, now -4..0%). The seeds' 40 tables (chunk launches, grids of 64 blocks and up) did not
+ * move. */
+double plan_grid_fill(double blocks, const device_info_t *dev, int bps, int threads) {
+    double capacity = (double)dev->sm_count * bps, fill = capacity > 0 ? blocks / capacity : 1;
+    if (dev->sm_count > 0 && dev->max_threads_per_sm > 0 && blocks > 0) {
+        double covered = fmin(blocks, (double)dev->sm_count);
+        double per_sm = fmin((double)bps, blocks / covered);
+        double occupancy = per_sm * threads / dev->max_threads_per_sm;
+        fill = covered / dev->sm_count * fmin(1.0, occupancy / PLAN_SM_SATURATION);
+    }
+    if (fill > 1) fill = 1;
+    if (capacity > 0 && fill < 1.0 / capacity) fill = 1.0 / capacity;
+    return fill;
+}
+
+double plan_kernel_start_bound(const spec_t *spec, const device_info_t *dev, uint64_t count, double start,
+                               double end) {
+    double ns = plan_kernel_ns_per_elem(spec, dev);
+    if (!(ns > 0) || !(end > start))
+        return start;
+    int bps = plan_blocks_per_sm(dev, spec->block_size);
+    double fill = plan_grid_fill((double)plan_kernel_blocks(spec, dev, count), dev, bps, spec->block_size);
+    double alone = PLAN_KERNEL_LATENCY_US + (double)count * ns / 1e3 / fill;
+    if (end - start > PLAN_START_BOUND_TIMES * alone + PLAN_START_BOUND_SLACK_US)
+        return end - alone;
+    return start;
+}
+
 double plan_bidir_copy_us(const calibration_t *c, double derate) {
     /* a queued copy costs copy_setup_us alone; while both directions copy it should cost
      * copy_setup_both_us of real time, and the model runs it at the derate then: what it
@@ -91,9 +127,9 @@ double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, d
     double setup_both = c->copy_setup_both_us > 0 ? c->copy_setup_both_us : c->copy_setup_us;
     double alone = (double)bytes / (rate * 1e3) + c->copy_setup_us; /* GB/s = 1e3 bytes per µs */
     double both = (double)bytes / (c->bidir_gbps * 1e3) + setup_both;
-    if (both < PLAN_COPY_BOUND_MIN * setup_both)
-        return start;
     double d = end - start;
+    if (both < PLAN_COPY_BOUND_MIN * setup_both) /* fixed costs set its time: only a gross misfit */
+        return d > PLAN_START_BOUND_TIMES * both + PLAN_START_BOUND_SLACK_US ? fmax(earliest, end - both) : start;
     if (d > both * (1 + PLAN_COPY_BOUND_TOL) || d < alone * (1 - PLAN_COPY_BOUND_TOL))
         return fmax(earliest, end - both);
     return start;

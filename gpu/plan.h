@@ -80,19 +80,46 @@ double plan_bidir_copy_us(const calibration_t *c, double derate);
  * time both ran it moved its bytes less that rest. 0 each where the numbers cannot say. */
 void plan_both_ways_split(size_t bytes, double us_h2d, double us_d2h, double h2d_alone, double d2h_alone,
                           double *h2d, double *d2h);
+/* Where the events time an op past PLAN_START_BOUND_TIMES its expected time and
+ * PLAN_START_BOUND_SLACK_US more, they did not see it start (below): a small copy queued
+ * behind others, a kernel waiting in a hardware queue. On a lent H100 (GPU-9eb301e8,
+ * 2026-11-27) CUPTI timed such copies at 0.73-1.86 of their both-ways time and such kernels
+ * at 0.51-3.49 of their time alone, where events had them at up to 17x and 400x. */
+#define PLAN_START_BOUND_TIMES 2.0
+#define PLAN_START_BOUND_SLACK_US 10.0
 /* A pinned copy's start on a timeline timed by events, where the events cannot place it
  * on its engine (gpu/cuda_backend.cu; METHOD.md, "Copies whose start the events cannot
  * see"). Given its bytes, the earliest it could start (its start event, its hand-off),
  * the start the engine's order gave it and its end: where that makes it more than
  * PLAN_COPY_BOUND_TOL longer than its bytes take both ways at the calibrated rate and
  * cost, or that much shorter than alone, its end less the both-ways time, and no earlier
- * than `earliest`; else `start`. Copies whose both-ways time is under
- * PLAN_COPY_BOUND_MIN times their fixed cost (fixed costs, not bytes, set their time)
- * and calibrations without the rates keep `start`. */
+ * than `earliest`; else `start`. A copy whose both-ways time is under PLAN_COPY_BOUND_MIN
+ * times its fixed cost (fixed costs, not bytes, set its time) only where it is longer than
+ * the PLAN_START_BOUND_* band. Calibrations without the rates keep `start`. */
 #define PLAN_COPY_BOUND_TOL 0.2
 #define PLAN_COPY_BOUND_MIN 5
 double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, double earliest, double start,
                              double end);
+
+/* A kernel's launch-to-start latency on the device (µs), what its time alone has beyond its
+ * work: assumed, of the order seen on H100 traces (the sim's; the predictor takes it from
+ * the trace). */
+#define PLAN_KERNEL_LATENCY_US 2.5
+/* The share of the GPU's throughput a grid of `blocks` (of `threads` each, at most `bps` to
+ * an SM) uses alone: the SMs it covers, each at the throughput its resident threads give. */
+double plan_grid_fill(double blocks, const device_info_t *dev, int bps, int threads);
+/* A kernel's start on a timeline timed by events (gpu/cuda_backend.cu; METHOD.md, "Kernels
+ * whose start the events cannot see"). Its start event, or the end event of its stream's op
+ * before it, fires when the stream reaches the kernel, not when the GPU runs it: in a
+ * breadth-first rep of many streams the kernels wait in the hardware queues behind other
+ * streams' copies, and on a lent H100 (GPU-9eb301e8, 2026-11-27, 2^25 async_v2 x128, timing
+ * cupti's cross-check) kernels of 6-13 us by CUPTI came out 1.3-1.7 ms long by events. Given
+ * its elements, the start the events gave it and its end: where that makes it longer than
+ * the PLAN_START_BOUND_* band over its time alone (its work at the calibrated rate over the
+ * share of the GPU its grid fills, and the launch latency), its end less its time alone;
+ * else `start`. Calibrations without the kernel's rate keep `start`. */
+double plan_kernel_start_bound(const spec_t *spec, const device_info_t *dev, uint64_t count, double start,
+                               double end);
 
 /* Blocks a kernel launch over count elements uses (grid size). */
 uint64_t plan_kernel_blocks(const spec_t *spec, const device_info_t *dev, uint64_t count);

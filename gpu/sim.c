@@ -16,7 +16,7 @@
 /* Per-copy latency and kernel launch-to-start latency on the device (µs). Assumed
  * values of the order seen on H100 traces; the predictor takes them from the trace. */
 #define SIM_COPY_LATENCY_US 2.0
-#define SIM_KERNEL_LATENCY_US 2.5
+#define SIM_KERNEL_LATENCY_US PLAN_KERNEL_LATENCY_US
 /* A blocking cudaMemcpy (the sequential variant) returns to the host this long after its copy
  * ends, so the host's next call starts that much later. Not yet measured per machine: fitted
  * on the 46 tables of lent H100s and H200s in bench/data and profiles/ (2026-11-27), where the
@@ -41,30 +41,6 @@ static double host_ns_per_elem(const spec_t *spec, const calibration_t *c) {
     if (!(ns > 0))
         return SIM_HOST_NS_PER_ELEM(spec);
     return spec->kernel == KERNEL_COMPUTE ? ns * spec->kernel_iters : ns;
-}
-
-/* An SM runs a kernel at its full throughput from this share of its threads resident (a
- * quarter: 512 of 2048), and in proportion below it. */
-#define SIM_SM_SATURATION 0.25
-
-/* The share of the GPU's throughput a grid of `blocks` (of `threads` each, at most `bps` to
- * an SM) uses alone: the SMs it covers, each at the throughput its resident threads give.
- * Until 2026-11-27 it was the blocks over the GPU's capacity in blocks, so a max-occupancy
- * grid shared by 8 streams (132 blocks of 256 on an H100, one an SM) ran at an eighth of the
- * GPU; the lent H100s and H200s ran async_v1 2^25 x8 with it 2-8% slower than with chunk
- * launches, where the sim made it 11-14% (make bench-wide: +7..+11% against the runs, now
- * -4..0%). The seeds' 40 tables (chunk launches, grids of 64 blocks and up) did not move. */
-static double grid_fill(double blocks, const device_info_t *dev, int bps, int threads) {
-    double capacity = (double)dev->sm_count * bps, fill = capacity > 0 ? blocks / capacity : 1;
-    if (dev->sm_count > 0 && dev->max_threads_per_sm > 0 && blocks > 0) {
-        double covered = fmin(blocks, (double)dev->sm_count);
-        double per_sm = fmin((double)bps, blocks / covered);
-        double occupancy = per_sm * threads / dev->max_threads_per_sm;
-        fill = covered / dev->sm_count * fmin(1.0, occupancy / SIM_SM_SATURATION);
-    }
-    if (fill > 1) fill = 1;
-    if (capacity > 0 && fill < 1.0 / capacity) fill = 1.0 / capacity;
-    return fill;
 }
 
 void sim_device_for(const machine_info_t *m, const spec_t *spec, int device_index, device_info_t *out) {
@@ -239,7 +215,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
             o->threads_per_block = spec->block_size;
             /* Work in proportion to elements, done at the rate of the GPU fraction the
              * grid fills: four quarter-GPU kernels side by side match one full kernel. */
-            double fill = grid_fill((double)o->blocks, dev, bps, spec->block_size);
+            double fill = plan_grid_fill((double)o->blocks, dev, bps, spec->block_size);
             double work_us = (double)p->count * per_elem_ns / 1e3;
             /* zero_copy: the kernel's loads and stores cross PCIe, both directions at
              * once at the calibrated zero-copy rate when its grid fills the GPU (the rate

@@ -2082,6 +2082,37 @@ TEST(host_costs_follow_the_basis_issue) {
     CHECK_NEAR(24.0, p.host.copy_submit_us, 1e-12);
 }
 
+/* A kernel's start where its events cannot see when it ran (plan_kernel_start_bound): 2^18
+ * elements of the blog kernel at 0.0156 ns each, in 1024 blocks of 256 (the whole of 132 SMs
+ * of 2048 threads), take 2.5 + 4.09 us alone; an events duration past twice that and 10 us
+ * starts it that long before its end. A grid of 16 blocks fills 16 SMs at half their
+ * throughput (a sixteenth of their threads each, under the quarter that saturates one), so
+ * its 2^12 elements take 2.5 + 1.05 us (PLAN_START_BOUND_*). */
+TEST(a_kernel_the_events_saw_reached_but_not_run_starts_its_time_alone_before_its_end) {
+    spec_t s;
+    spec_defaults(&s, VARIANT_ASYNC_V2);
+    s.kernel = KERNEL_BLOG;
+    s.block_size = 256;
+    s.launch = LAUNCH_CHUNK;
+    device_info_t d;
+    memset(&d, 0, sizeof d);
+    d.sm_count = 132;
+    d.max_threads_per_sm = 2048;
+    d.max_blocks_per_sm = 32;
+    d.calib.valid = true;
+    d.calib.kernel_ns_per_elem[KERNEL_BLOG] = 0.0156;
+    double alone = 2.5 + 262144 * 0.0156 / 1e3;
+    CHECK_NEAR(0.0, plan_kernel_start_bound(&s, &d, 262144, 0, 20), 1e-12);                   /* plausible: kept */
+    CHECK_NEAR(0.0, plan_kernel_start_bound(&s, &d, 262144, 0, 2 * alone + 10), 1e-12);      /* at the edge */
+    CHECK_NEAR(2679.5 - alone, plan_kernel_start_bound(&s, &d, 262144, 994.4, 2679.5), 1e-9); /* queued unseen */
+    double small = 2.5 + 4096 * 0.0156 / 1e3 / (16.0 / 132 * 0.5);
+    CHECK_NEAR(small, 2.5 + 1.0545, 1e-3);
+    CHECK_NEAR(100 - small, plan_kernel_start_bound(&s, &d, 4096, 50, 100), 1e-9);
+    CHECK_NEAR(85.0, plan_kernel_start_bound(&s, &d, 4096, 85, 100), 1e-12); /* under 2 x 3.55 + 10 */
+    d.calib.kernel_ns_per_elem[KERNEL_BLOG] = 0; /* no rate: kept */
+    CHECK_NEAR(994.4, plan_kernel_start_bound(&s, &d, 262144, 994.4, 2679.5), 1e-12);
+}
+
 /* A copy's start where its events cannot place it on its engine (plan_copy_start_bound):
  * 8 MiB at 55 GB/s alone and 50 both ways, 2.4 us a copy alone and 4.3 both ways, takes
  * 154.92 us alone and 172.07 both ways; outside [0.8 x alone, 1.2 x both] it starts its
@@ -2105,8 +2136,12 @@ TEST(a_copy_the_events_cannot_place_starts_its_bytes_before_its_end) {
     /* D2H at its own rate alone: 209.72 + 2.4 us, so 0.8 of it (169.7) is short there, not for an H2D */
     CHECK_NEAR(800 - both, plan_copy_start_bound(&c, false, mib8, 0, 640, 800), 1e-9);
     CHECK_NEAR(640.0, plan_copy_start_bound(&c, true, mib8, 0, 640, 800), 1e-12);
-    /* 256 KiB: 9.5 us both ways, under 5 x its 4.3 us fixed cost: kept however odd */
-    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, 256u << 10, 0, 0, 500), 1e-12);
+    /* 256 KiB: 9.54 us both ways, under 5 x its 4.3 us fixed cost: kept unless past twice that and
+     * 10 us (29.1) */
+    double small = 262144.0 / 50e3 + 4.3;
+    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, 256u << 10, 0, 0, 25), 1e-12);
+    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, 256u << 10, 0, 0, 2 * small + 10), 1e-12);
+    CHECK_NEAR(500 - small, plan_copy_start_bound(&c, true, 256u << 10, 0, 0, 500), 1e-9);
     c.valid = false; /* no calibration: kept */
     CHECK_NEAR(100.0, plan_copy_start_bound(&c, true, mib8, 10, 100, 800), 1e-12);
 }
@@ -2169,6 +2204,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(the_event_tax_comes_off_every_op),
     TEST_ENTRY(host_costs_follow_the_basis_issue),
     TEST_ENTRY(a_copy_the_events_cannot_place_starts_its_bytes_before_its_end),
+    TEST_ENTRY(a_kernel_the_events_saw_reached_but_not_run_starts_its_time_alone_before_its_end),
     TEST_ENTRY(two_streams_overlap_copy_with_compute),
     TEST_ENTRY(one_copy_engine_breadth_first_wins),
     TEST_ENTRY(two_copy_engines_without_hyperq_depth_first_wins),
