@@ -219,6 +219,15 @@ bench-modes: $(BENCH_MODES_BIN) $(BENCH_ORDER_LIB)
 bench-timeline: $(BIN)
 	@python3 bench/bench_timeline.py $(BIN) --out $(BUILD)/bench $(BENCH_TIMELINE_FLAGS)
 
+# `make bench-lane` (issues 18, 21): the host's calls in a timeline, the sim's against the GPU's,
+# call by call (bench/bench_lane.py): on a GPU host the seeds' points measured, and simulated from
+# this machine's calibration and from the shipped profile; without a GPU, the kept runs'
+# machines (bench/data/timeline/calls-*.json) simulated against their calls. BENCH_LANE_FLAGS:
+# --sizes, --reps, --against FILE...
+.PHONY: bench-lane
+bench-lane: $(BIN)
+	@python3 bench/bench_lane.py $(BIN) --out $(BUILD)/bench $(BENCH_LANE_FLAGS)
+
 # `make bench-multi-gpu` (issue 19): multi_gpu on two real GPUs through REST against the plain
 # reference's mgpu case and one GPU alone, the sim of this machine beside it, and the peer copies
 # (bench/bench_multi_gpu.py). Skips where fewer than two GPUs. BENCH_MULTI_GPU_FLAGS: --rounds,
