@@ -423,6 +423,28 @@ static void test_cupti_agrees(void) {
         CHECK(dmean <= 30.0, "cross-check: expected op durations within 30 us on average, got %.2f us", dmean);
         CHECK(dmax <= 100.0, "cross-check: expected every op's duration within 100 us, worst %.2f us", dmax);
         CHECK(smax <= 100.0, "cross-check: expected op starts within 100 us, worst %.2f us", smax);
+        /* the ops whose starts part most: min(16, ops) of them, largest first, the first
+         * the run's start_diff_us_max, each naming its op as the timeline has it */
+        json_t *ws = json_object_get(xc, "worst_starts");
+        size_t nws = json_array_size(ws), want_ws = a->count < 16 ? a->count : 16;
+        CHECK(nws == want_ws, "cross-check: expected %zu worst_starts, got %zu", want_ws, nws);
+        double prev = INFINITY;
+        for (size_t i = 0; i < nws; i++) {
+            json_t *w = json_array_get(ws, i);
+            json_int_t at = json_integer_value(json_array_get(w, 0));
+            const char *name = json_string_value(json_array_get(w, 1));
+            double diff = fabs(json_real_value(json_array_get(w, 4)) - json_real_value(json_array_get(w, 6)));
+            bool named = at >= 0 && (size_t)at < a->count && name && strcmp(name, op_names[a->ops[at].op]) == 0 &&
+                         json_integer_value(json_array_get(w, 2)) == a->ops[at].stream &&
+                         json_integer_value(json_array_get(w, 3)) == a->ops[at].chunk;
+            CHECK(json_array_size(w) == 8 && named && diff <= prev + 1e-6,
+                  "cross-check: worst_starts[%zu] should name op %lld of the timeline and part no more than the "
+                  "one before it (%.3f after %.3f)", i, (long long)at, diff, prev);
+            if (i == 0)
+                CHECK(fabs(diff - smax) < 1e-3, "cross-check: worst_starts[0] parts %.3f us, start_diff_us_max %.3f",
+                      diff, smax);
+            prev = diff;
+        }
     }
     result_free(&re);
     result_free(&rc_);
