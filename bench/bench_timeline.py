@@ -15,7 +15,8 @@ GPU idles while the host issues the first call, inside the total but outside the
 `from 0` is that rep's last op end / median total), the host's first call of that rep (`call1`, its
 duration in us, and `from call`: the last op end less that call's start, over the median total: the timeline
 with its host-calls lane), the seconds each run took, and the cross-check's start and end differences (median
-and largest over the ops, in us). A benchmark: it prints, it asserts nothing.
+and largest over the ops, in us; timeline.json keeps the ops whose starts part the most, `worst_starts`).
+A benchmark: it prints, it asserts nothing.
 11 reps a run by default: issue 21 holds "the median repetition" against the run's median total, and
 only an odd count has a median rep whose total is the median (of 10, the median is the mean of two reps,
 which in a run whose reps fall in two groups no rep comes near; the API's default stays 10).
@@ -111,7 +112,7 @@ def main():
                    "stretch_all": ea["result"].get("timeline_stretch") if ea else None,
                    "seconds_all": seconds(ea) if ea else None, "cross_check": {k: xc.get(k) for k in (
                        "shares", "start_diff_us_median", "start_diff_us_max", "end_diff_us_median",
-                       "end_diff_us_max", "duration_diff_us_mean")}}
+                       "end_diff_us_max", "duration_diff_us_mean", "worst_starts")}}
             rows.append(row)
 
             def f(x, fmt):
