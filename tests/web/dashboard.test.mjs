@@ -802,7 +802,8 @@ test('run detail: the timeline\'s span against the median, and a note where it i
     xe.result.extra = { ...(xe.result.extra || {}), timing: {
       without_cupti: { reps: 3, median_ms: 3.174, cost_pct: 15.07 },
       cross_check: { start_diff_us_median: 4.2, start_diff_us_max: 37.8, end_diff_us_median: 6.1, end_diff_us_max: 21.25,
-        attempts: 2, rep_off_pct: 3.21, rep_ms: [3.1, 3.2], shares: 2 } } };
+        attempts: 2, rep_off_pct: 3.21, rep_ms: [3.1, 3.2], shares: 2,
+        worst_starts: [[5, 'kernel', 3, 7, 120.5, 130.0, 158.3, 163.1], [2, 'd2h', 0, 0, 90.0, 120.0, 80.1, 119.0]] } } };
   });
   const page5 = await newPage();
   await open(page5, `#/run/${cuptiId}`);
@@ -817,6 +818,8 @@ test('run detail: the timeline\'s span against the median, and a note where it i
     && /run 2 times; the one kept was at most 3\.2% off/.test(xc5),
     'a CUPTI run says how far events and CUPTI part on the same reps, and how many tries that took',
     'a median 4.2 µs apart (at most 37.8 µs) … 6.1 µs (at most 21.25 µs) … run 2 times … 3.2% off', xc5);
+  check(xc5 && /The start that parted most: the kernel of stream 3, chunk 7, at 120\.5 µs by its events and 158\.3 µs by CUPTI\./.test(xc5),
+    'the cross-check note names the op whose start parted most', 'the kernel of stream 3, chunk 7, at 120.5 µs … 158.3 µs by CUPTI', xc5);
   const page6 = await newPage();
   await open(page6, `#/run/${offId}`);
   await page6.waitForSelector('#stretch-note');

@@ -419,6 +419,13 @@ function cuptiCrossCheck(e) {
     + (num(x.start_diff_us_max) ? ` (at most ${fmtUs(x.start_diff_us_max)})` : '')
     + ` and end it ${fmtUs(x.end_diff_us_median)} apart`
     + (num(x.end_diff_us_max) ? ` (at most ${fmtUs(x.end_diff_us_max)})` : '') + '.';
+  // the op whose start parted most (worst_starts[0]: index, op, stream, chunk, events start,
+  // end, CUPTI start, end, µs from the events' first op)
+  const w = Array.isArray(x.worst_starts) ? x.worst_starts[0] : null;
+  if (Array.isArray(w) && w.length === 8 && num(w[4]) && num(w[6])) {
+    text += ` The start that parted most: the ${w[1] === 'kernel' ? 'kernel' : String(w[1]).toUpperCase()} of stream`
+      + ` ${w[2]}, chunk ${w[3]}, at ${fmtUs(w[4])} by its events and ${fmtUs(w[6])} by CUPTI.`;
+  }
   if (num(x.attempts) && x.attempts > 1) {
     text += ` A repetition ran more than 10% off the median, so the comparison was run ${x.attempts} times`
       + (num(x.rep_off_pct) ? `; the one kept was at most ${x.rep_off_pct.toFixed(1)}% off.` : '.');
