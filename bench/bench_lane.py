@@ -17,8 +17,9 @@ that op's start event, and that record is the GPU's `c0` (3-11 us on the lent GP
 first calls after the array's memset running cold). A clean rep, and the sim, make no such call, so
 the sim's first call stands for both: hold `call1 end` against the GPU's, not `c0` or `first h2d`
 alone. The gaps between calls are not compared, for the same reason. A blocking copy's (sequential)
-start is its start event, which fires before the driver's work in the call: CUPTI has the first H2D
-up to 33 us later than the events at 2^25 (bench/data/timeline), where the sim starts it after that work.
+start is its start event, which fires as the call begins, before the driver's work in it, where the sim
+starts it after that work; the sequential points' largest start difference to CUPTI was 14-37 us in the
+kept bench-timeline runs (which op, they do not say: docs/METHOD.md, "The sim's calls against the GPU's").
 A benchmark: it prints, it asserts nothing. Writes OUT/lane.json (the GPU's calls in the kept files'
 form, each point's sim beside them); kept runs go to bench/data/timeline.
 
