@@ -69,7 +69,7 @@ double plan_kernel_ns_per_elem(const spec_t *spec, const device_info_t *dev) {
  * with chunk launches, where the sim made it 11-14% (make bench-wide: +7..+11% against the
  * runs, now -4..0%). The seeds' 40 tables (chunk launches, grids of 64 blocks and up) did not
  * move. */
-double plan_grid_fill(double blocks, const device_info_t *dev, int bps, int threads) {
+static double plan_grid_fill(double blocks, const device_info_t *dev, int bps, int threads) {
     double capacity = (double)dev->sm_count * bps, fill = capacity > 0 ? blocks / capacity : 1;
     if (dev->sm_count > 0 && dev->max_threads_per_sm > 0 && blocks > 0) {
         double covered = fmin(blocks, (double)dev->sm_count);
@@ -82,14 +82,18 @@ double plan_grid_fill(double blocks, const device_info_t *dev, int bps, int thre
     return fill;
 }
 
+double plan_kernel_alone_us(const spec_t *spec, const device_info_t *dev, uint64_t count, double work_us) {
+    int bps = plan_blocks_per_sm(dev, spec->block_size);
+    double fill = plan_grid_fill((double)plan_kernel_blocks(spec, dev, count), dev, bps, spec->block_size);
+    return PLAN_KERNEL_LATENCY_US + work_us / fill;
+}
+
 double plan_kernel_start_bound(const spec_t *spec, const device_info_t *dev, uint64_t count, double start,
                                double end) {
     double ns = plan_kernel_ns_per_elem(spec, dev);
     if (!(ns > 0) || !(end > start))
         return start;
-    int bps = plan_blocks_per_sm(dev, spec->block_size);
-    double fill = plan_grid_fill((double)plan_kernel_blocks(spec, dev, count), dev, bps, spec->block_size);
-    double alone = PLAN_KERNEL_LATENCY_US + (double)count * ns / 1e3 / fill;
+    double alone = plan_kernel_alone_us(spec, dev, count, (double)count * ns / 1e3);
     if (end - start > PLAN_START_BOUND_TIMES * alone + PLAN_START_BOUND_SLACK_US)
         return end - alone;
     return start;

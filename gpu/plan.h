@@ -105,9 +105,11 @@ double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, d
  * work: assumed, of the order seen on H100 traces (the sim's; the predictor takes it from
  * the trace). */
 #define PLAN_KERNEL_LATENCY_US 2.5
-/* The share of the GPU's throughput a grid of `blocks` (of `threads` each, at most `bps` to
- * an SM) uses alone: the SMs it covers, each at the throughput its resident threads give. */
-double plan_grid_fill(double blocks, const device_info_t *dev, int bps, int threads);
+/* A kernel launch over count elements with the GPU to itself (µs): its launch latency and
+ * its work (work_us, at the GPU's full rate) over the share of the GPU's throughput its grid
+ * uses, the SMs it covers, each at the throughput its resident threads give. The sim's price
+ * of a kernel, and the bound below. */
+double plan_kernel_alone_us(const spec_t *spec, const device_info_t *dev, uint64_t count, double work_us);
 /* A kernel's start on a timeline timed by events (gpu/cuda_backend.cu; METHOD.md, "Kernels
  * whose start the events cannot see"). Its start event, or the end event of its stream's op
  * before it, fires when the stream reaches the kernel, not when the GPU runs it: in a

@@ -13,10 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Per-copy latency and kernel launch-to-start latency on the device (µs). Assumed
- * values of the order seen on H100 traces; the predictor takes them from the trace. */
+/* Per-copy latency on the device (µs). Assumed, of the order seen on H100 traces; the
+ * predictor takes it from the trace. A kernel's: PLAN_KERNEL_LATENCY_US (plan.h). */
 #define SIM_COPY_LATENCY_US 2.0
-#define SIM_KERNEL_LATENCY_US PLAN_KERNEL_LATENCY_US
 /* A blocking cudaMemcpy (the sequential variant) returns to the host this long after its copy
  * ends, so the host's next call starts that much later. Not yet measured per machine: fitted
  * on the 46 tables of lent H100s and H200s in bench/data and profiles/ (2026-11-27), where the
@@ -176,7 +175,6 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
         sim_device_info(&h100, 0);
         zc_gbps = h100.calib.zero_copy_gbps;
     }
-    int bps = plan_blocks_per_sm(dev, spec->block_size);
     /* the kind of each stream's last device op so far, by device and stream (+1: the default) */
     size_t nslots = (size_t)(plan->devices > 0 ? plan->devices : 1) * (SPEC_MAX_STREAMS + 1);
     plan_kind_t *last_kind = malloc(nslots * sizeof *last_kind);
@@ -215,7 +213,6 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
             o->threads_per_block = spec->block_size;
             /* Work in proportion to elements, done at the rate of the GPU fraction the
              * grid fills: four quarter-GPU kernels side by side match one full kernel. */
-            double fill = plan_grid_fill((double)o->blocks, dev, bps, spec->block_size);
             double work_us = (double)p->count * per_elem_ns / 1e3;
             /* zero_copy: the kernel's loads and stores cross PCIe, both directions at
              * once at the calibrated zero-copy rate when its grid fills the GPU (the rate
@@ -226,7 +223,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
                 if (link_us > work_us)
                     work_us = link_us;
             }
-            o->alone_us = SIM_KERNEL_LATENCY_US + work_us / fill;
+            o->alone_us = plan_kernel_alone_us(spec, dev, p->count, work_us);
             o->sat_us = work_us;
             break;
         }
