@@ -881,6 +881,21 @@ static int compose_shares(timeline_t *parts, int shares, timeline_t *out, sl_err
 
 enum { XC_WORST_STARTS = 16 }; /* compare_timelines lists this many ops whose starts part the most */
 
+/* Op i, whose start parts by gap, into the list of the ops whose starts part the most
+ * (at[], gaps[], *n of them, largest first, at most XC_WORST_STARTS). */
+static void keep_worst_start(size_t *at, double *gaps, int *n, size_t i, double gap) {
+    int k = *n < XC_WORST_STARTS ? (*n)++ : XC_WORST_STARTS;
+    for (; k > 0 && gaps[k - 1] < gap; k--)
+        if (k < XC_WORST_STARTS) {
+            at[k] = at[k - 1];
+            gaps[k] = gaps[k - 1];
+        }
+    if (k < XC_WORST_STARTS) {
+        at[k] = i;
+        gaps[k] = gap;
+    }
+}
+
 /* Events against CUPTI, op by op, each op from the same rep both ways: durations, and
  * starts and ends against CUPTI's, after the origins are aligned (the start event's
  * GPU time against the host's CUPTI timestamp), by the median difference over the ops
@@ -889,6 +904,9 @@ static json_t *compare_timelines(const timeline_t *ev, const timeline_t *cu, int
     double dur_sum = 0, dur_max = 0, start_max = 0, end_max = 0;
     size_t n = ev->count < cu->count ? ev->count : cu->count, devs = 0, worst = 0;
     double off[SAMPLE_MAX_SHARES] = {0};
+    size_t far[XC_WORST_STARTS]; /* the ops whose starts part the most, largest first */
+    double far_gap[XC_WORST_STARTS];
+    int nfar = 0;
     double *d = (double *)calloc(2 * n + 1, sizeof(double)), *de = d ? d + n : NULL;
     if (!d)
         return NULL;
@@ -914,6 +932,7 @@ static json_t *compare_timelines(const timeline_t *ev, const timeline_t *cu, int
         }
         start_max = fmax(start_max, d[devs]);
         end_max = fmax(end_max, de[devs]);
+        keep_worst_start(far, far_gap, &nfar, i, d[devs]);
         devs++;
     }
     double start_med = median_of(d, (int)devs), end_med = median_of(de, (int)devs);
@@ -940,24 +959,6 @@ static json_t *compare_timelines(const timeline_t *ev, const timeline_t *cu, int
     /* the ops whose starts part the most (XC_WORST_STARTS, largest first), wherever they
      * are in the rep: [index, op, stream, chunk, events start, end, CUPTI start, end], as
      * "ops" aligns them */
-    size_t far[XC_WORST_STARTS];
-    int nfar = 0;
-    for (size_t i = 0; i < n; i++) {
-        const op_event_t *a = &ev->ops[i];
-        if (a->op == OP_HOST)
-            continue;
-        double di = fabs(a->start_us - cu->ops[i].start_us - off[share_of_chunk(a->chunk, shares)]);
-        int k = nfar < XC_WORST_STARTS ? nfar++ : XC_WORST_STARTS;
-        for (; k > 0; k--) {
-            const op_event_t *b = &ev->ops[far[k - 1]];
-            if (fabs(b->start_us - cu->ops[far[k - 1]].start_us - off[share_of_chunk(b->chunk, shares)]) >= di)
-                break;
-            if (k < XC_WORST_STARTS)
-                far[k] = far[k - 1];
-        }
-        if (k < XC_WORST_STARTS)
-            far[k] = i;
-    }
     json_t *worst_starts = o ? json_array() : NULL;
     for (int k = 0; worst_starts && k < nfar; k++) {
         const op_event_t *a = &ev->ops[far[k]], *b = &cu->ops[far[k]];
