@@ -314,12 +314,13 @@ void handle_experiment_trace(request_t *req) {
     }
     json_decref(seen_tid);
     json_t *calls = calls_arg && strcmp(calls_arg, "1") == 0 ? json_object_get(tl, "calls") : NULL;
+    const int calls_pid = SPEC_MAX_DEVICES, calls_tid = 100001; /* after every device's */
     if (json_array_size(calls) > 0) {
-        const int pid = SPEC_MAX_DEVICES, tid = 100001; /* after every device's */
         json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "process_name", "ph", "M",
-                                                "pid", pid, "tid", 0, "args", "name", "host"));
+                                                "pid", calls_pid, "tid", 0, "args", "name", "host"));
         json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name", "ph", "M",
-                                                "pid", pid, "tid", tid, "args", "name", "issuing thread: calls"));
+                                                "pid", calls_pid, "tid", calls_tid, "args", "name",
+                                                "issuing thread: calls"));
     }
     json_array_foreach(calls, i, op) {
         double start = json_number_value(json_object_get(op, "start_us"));
@@ -331,7 +332,7 @@ void handle_experiment_trace(request_t *req) {
                                  json_object_get(op, "stream"), "chunk", json_object_get(op, "chunk"));
         json_array_append_new(events, json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i, s:o}", "name", name, "cat",
                                                 "call", "ph", "X", "ts", start, "dur", end > start ? end - start : 0.0,
-                                                "pid", SPEC_MAX_DEVICES, "tid", 100001, "args", args));
+                                                "pid", calls_pid, "tid", calls_tid, "args", args));
     }
     json_t *out = json_pack("{s:o, s:s, s:{s:O, s:O}}", "traceEvents", events, "displayTimeUnit", "ms", "metadata",
                             "experiment", json_object_get(tl, "experiment"), "rep", json_object_get(tl, "rep"));
