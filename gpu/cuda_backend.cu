@@ -338,20 +338,6 @@ static bool kernel_fills_gpu(const run_t *r, const plan_op_t *op) {
     return blocks >= (uint64_t)dc->sm_count * (uint64_t)dc->occupancy_bps;
 }
 
-/* The engine's order leaves a copy's start unseen in two cases, both where the ops of one
- * timeline come from several reps (trace_ops sampled) and the engine serves its channels
- * out of issue order (stream % 4 groups on the lent H100): a copy queued behind copies
- * its rep did not trace starts, by its start event, long before its engine took it; and
- * the copy that ended before it in the composed timeline may be another rep's, ending
- * later than its real predecessor, which leaves it too short for its bytes. At 2^25
- * async_v1 x16 on a lent H100 (GPU-b7e08bef, 2026-11-26, timing cupti's cross-check) an
- * 8 MiB H2D went 158-854 us by events and 683-849 by CUPTI; others 10-50 us long that
- * CUPTI had at 155-190. So a pinned copy of one device of about 1 MiB or more, whose
- * duration comes out implausible for its bytes at the calibrated rates, starts its bytes'
- * both-ways time before its end (plan_copy_start_bound). Cross-checks at six 2^25 points
- * (async_v1 x4-x64, async_v2 x16), before on GPU-b7e08bef and after on GPU-afd8d1e6: the
- * starts' median distance to CUPTI's 1.6-27.9 us before, 1.6-9.4 after; the largest
- * 8.7-695.5 before, 5.5-140.7 after (METHOD.md). */
 /* The machine's record of the run's device d, where it was calibrated; else NULL. */
 static const device_info_t *run_device(const run_t *r, int d) {
     for (int k = 0; k < r->m->device_count && k < SPEC_MAX_DEVICES; k++)
@@ -365,6 +351,23 @@ static const calibration_t *run_calibration(const run_t *r) {
     return dev ? &dev->calib : NULL;
 }
 
+/* The engine's order leaves a copy's start unseen in two cases, both where the ops of one
+ * timeline come from several reps (trace_ops sampled) and the engine serves its channels
+ * out of issue order (stream % 4 groups on the lent H100): a copy queued behind copies
+ * its rep did not trace starts, by its start event, long before its engine took it; and
+ * the copy that ended before it in the composed timeline may be another rep's, ending
+ * later than its real predecessor, which leaves it too short for its bytes. At 2^25
+ * async_v1 x16 on a lent H100 (GPU-b7e08bef, 2026-11-26, timing cupti's cross-check) an
+ * 8 MiB H2D went 158-854 us by events and 683-849 by CUPTI; others 10-50 us long that
+ * CUPTI had at 155-190. So a pinned copy of one device of about 1 MiB or more, whose
+ * duration comes out implausible for its bytes at the calibrated rates, starts its bytes'
+ * both-ways time before its end (plan_copy_start_bound). Cross-checks at six 2^25 points
+ * (async_v1 x4-x64, async_v2 x16), before on GPU-b7e08bef and after on GPU-afd8d1e6: the
+ * starts' median distance to CUPTI's 1.6-27.9 us before, 1.6-9.4 after; the largest
+ * 8.7-695.5 before, 5.5-140.7 after (METHOD.md). The array's last H2D reads what the host
+ * has just written, at the pace of the CPU's cache, and its price includes that
+ * (plan_dirty_extra_us): at 2^22 async_v1 and v2 x4 its start's distance to CUPTI's went
+ * from 22-26 us to 0.4-2.3 (lent H200 GPU-22338d26, 2026-11-27, the median of six runs). */
 static void bound_copies(run_t *r, size_t n) {
     const calibration_t *c = r->ndev == 1 && r->pinned && !r->plan->zero_copy ? run_calibration(r) : NULL;
     for (size_t k = 0; c && k < n; k++) {
@@ -372,8 +375,10 @@ static void bound_copies(run_t *r, size_t n) {
         const plan_op_t *op = &r->plan->ops[sl->op];
         if ((op->kind != PLAN_H2D && op->kind != PLAN_D2H) || op->blocking)
             continue;
-        r->ev_start_us[sl->op] = plan_copy_start_bound(c, op->kind == PLAN_H2D, op->count * sizeof(float),
-                                                       sl->start_us, r->ev_start_us[sl->op], r->ev_end_us[sl->op]);
+        bool h2d = op->kind == PLAN_H2D;
+        double dirty = h2d ? plan_dirty_extra_us(r->spec, c, op->offset, op->count) : 0;
+        r->ev_start_us[sl->op] = plan_copy_start_bound(c, h2d, op->count * sizeof(float), dirty, sl->start_us,
+                                                       r->ev_start_us[sl->op], r->ev_end_us[sl->op]);
     }
 }
 

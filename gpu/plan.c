@@ -123,14 +123,36 @@ void plan_both_ways_split(size_t bytes, double us_h2d, double us_d2h, double h2d
     *d2h = us_h2d <= us_d2h ? later : b / us_d2h;
 }
 
-double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, double earliest, double start,
-                             double end) {
+/* The share of the calibrated dirty extra an H2D over an array of `array_mib` pays itself. */
+static double dirty_copy_share(double array_mib) {
+    double f = (array_mib - 4.0) / 12.0;
+    f = f < 0 ? 0 : f > 1 ? 1 : f;
+    return 1.0 - f * (1.0 - PLAN_DIRTY_LARGE_SHARE);
+}
+
+double plan_dirty_extra_us(const spec_t *spec, const calibration_t *c, uint64_t offset, uint64_t count) {
+    if (!(c->dirty_h2d_us_per_mib > 0) || !(c->dirty_cache_mib > 0) || spec->host_memory != HOSTMEM_PINNED)
+        return 0;
+    double mib = 1024.0 * 1024.0;
+    double array = (double)spec->size * sizeof(float) / mib;
+    double lo = (double)offset * sizeof(float) / mib, hi = lo + (double)count * sizeof(float) / mib;
+    double dirty_lo = fmax(0.0, array - c->dirty_cache_mib);
+    double dirty = fmin(hi, array) - fmax(lo, dirty_lo);
+    return dirty > 0 ? dirty * c->dirty_h2d_us_per_mib * dirty_copy_share(array) : 0;
+}
+
+double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, double dirty_us, double earliest,
+                             double start, double end) {
     double rate = h2d ? c->h2d_gbps : c->d2h_gbps;
     if (!c->valid || !(rate > 0) || !(c->bidir_gbps > 0))
         return start;
     double setup_both = c->copy_setup_both_us > 0 ? c->copy_setup_both_us : c->copy_setup_us;
     double alone = (double)bytes / (rate * 1e3) + c->copy_setup_us; /* GB/s = 1e3 bytes per µs */
     double both = (double)bytes / (c->bidir_gbps * 1e3) + setup_both;
+    if (dirty_us > 0) { /* read at the pace of the CPU's cache, whatever runs beside it */
+        alone += dirty_us;
+        both = fmax(both, alone);
+    }
     double d = end - start;
     if (both < PLAN_COPY_BOUND_MIN * setup_both) /* fixed costs set its time: only a gross misfit */
         return d > PLAN_START_BOUND_TIMES * both + PLAN_START_BOUND_SLACK_US ? fmax(earliest, end - both) : start;

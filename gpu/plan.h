@@ -87,19 +87,32 @@ void plan_both_ways_split(size_t bytes, double us_h2d, double us_d2h, double h2d
  * at 0.51-3.49 of their time alone, where events had them at up to 17x and 400x. */
 #define PLAN_START_BOUND_TIMES 2.0
 #define PLAN_START_BOUND_SLACK_US 10.0
+/* What an H2D pays for reading host memory the host has just written (µs): the pipelines
+ * memset their array before each rep, and its last dirty_cache_mib MiB are still dirty in the
+ * CPU's cache when the copies read them (calibrated: dirty_h2d_us_per_mib). The part of the
+ * copy's elements [offset, offset + count) that falls in that tail pays per MiB, times the
+ * share an array of its size pays itself (all of it up to 4 MiB, PLAN_DIRTY_LARGE_SHARE from
+ * 16 MiB, in proportion between; measured: sim.h). Pageable copies go through the driver's
+ * own buffers and are priced by their own rate: 0. The sim's price of a copy, and the copy
+ * bound's below. */
+#define PLAN_DIRTY_LARGE_SHARE 0.6
+double plan_dirty_extra_us(const spec_t *spec, const calibration_t *c, uint64_t offset, uint64_t count);
 /* A pinned copy's start on a timeline timed by events, where the events cannot place it
  * on its engine (gpu/cuda_backend.cu; METHOD.md, "Copies whose start the events cannot
- * see"). Given its bytes, the earliest it could start (its start event, its hand-off),
- * the start the engine's order gave it and its end: where that makes it more than
+ * see"). Given its bytes, what reading a just-written tail adds to it (dirty_us:
+ * plan_dirty_extra_us), the earliest it could start (its start event, its hand-off), the
+ * start the engine's order gave it and its end: where that makes it more than
  * PLAN_COPY_BOUND_TOL longer than its bytes take both ways at the calibrated rate and
  * cost, or that much shorter than alone, its end less the both-ways time, and no earlier
- * than `earliest`; else `start`. A copy whose both-ways time is under PLAN_COPY_BOUND_MIN
- * times its fixed cost (fixed costs, not bytes, set its time) only where it is longer than
- * the PLAN_START_BOUND_* band. Calibrations without the rates keep `start`. */
+ * than `earliest`; else `start`. A dirty copy is paced by the CPU's cache: alone it takes
+ * its dirty extra more, and both ways no less than that. A copy whose both-ways time is
+ * under PLAN_COPY_BOUND_MIN times its fixed cost (fixed costs, not bytes, set its time)
+ * only where it is longer than the PLAN_START_BOUND_* band. Calibrations without the rates
+ * keep `start`. */
 #define PLAN_COPY_BOUND_TOL 0.2
 #define PLAN_COPY_BOUND_MIN 5
-double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, double earliest, double start,
-                             double end);
+double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, double dirty_us, double earliest,
+                             double start, double end);
 
 /* A kernel's launch-to-start latency on the device (µs), what its time alone has beyond its
  * work: assumed, of the order seen on H100 traces (the sim's; the predictor takes it from

@@ -75,29 +75,6 @@ static double copy_alone_us(const spec_t *spec, const device_info_t *dev, plan_k
     return fixed + (double)bytes / (gbps * 1e3); /* GB/s = 1e3 bytes per µs */
 }
 
-/* The share of the calibrated dirty extra an H2D over an array of `array_mib` pays itself. */
-static double dirty_copy_share(double array_mib) {
-    double f = (array_mib - 4.0) / 12.0;
-    f = f < 0 ? 0 : f > 1 ? 1 : f;
-    return 1.0 - f * (1.0 - SIM_DIRTY_LARGE_SHARE);
-}
-
-/* What an H2D pays for reading host memory the host has just written: the pipelines
- * memset their array before each rep, and its last dirty_cache_mib MiB are still dirty
- * in the CPU's cache when the copies read them (calibrated: dirty_h2d_us_per_mib). The
- * part of this copy's bytes that falls in that tail pays per MiB. Pageable copies go
- * through the driver's own buffers and are priced by their own rate. */
-static double dirty_extra_us(const spec_t *spec, const calibration_t *c, const plan_op_t *p) {
-    if (!(c->dirty_h2d_us_per_mib > 0) || !(c->dirty_cache_mib > 0) || spec->host_memory != HOSTMEM_PINNED)
-        return 0;
-    double mib = 1024.0 * 1024.0;
-    double array = (double)spec->size * sizeof(float) / mib;
-    double lo = (double)p->offset * sizeof(float) / mib, hi = lo + (double)p->count * sizeof(float) / mib;
-    double dirty_lo = fmax(0.0, array - c->dirty_cache_mib);
-    double dirty = fmin(hi, array) - fmax(lo, dirty_lo);
-    return dirty > 0 ? dirty * c->dirty_h2d_us_per_mib * dirty_copy_share(array) : 0;
-}
-
 /* A dirty extra measured as a tail (the calibration's dirty_cache_mib below this) is the CPU's
  * cache answering the copy's reads, not the link: the copy is paced by it (model_op_t.paced_us),
  * and the D2H beside it does not slow it further. On the lent H100 GPU-6154e87d (2026-11-27,
@@ -203,7 +180,7 @@ int sim_model_input(const spec_t *spec, const plan_t *plan, const device_info_t 
             o->bytes = p->count * sizeof(float);
             o->alone_us = copy_alone_us(spec, dev, p->kind, o->bytes, in->dev.copy_overlap_us);
             if (p->kind == PLAN_H2D) {
-                double dirty = dirty_extra_us(spec, &dev->calib, p);
+                double dirty = plan_dirty_extra_us(spec, &dev->calib, p->offset, p->count);
                 o->alone_us += dirty;
                 o->paced_us = dev->calib.dirty_cache_mib < SIM_DIRTY_TAIL_MIB && dirty > MODEL_PACED_MIN_US ? dirty : 0;
             }

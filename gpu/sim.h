@@ -33,7 +33,8 @@
  *    engine before by events, and pay none): charged by the recorder, as the predictor classes
  *    its gaps, the wide tables' engine_streams 2^25 points went from 2.2% off to 2.7% (the
  *    median of 12 runs), so not done.
- *  - SIM_DIRTY_LARGE_SHARE: the share of the calibration's dirty extra an H2D itself pays over
+ *  - PLAN_DIRTY_LARGE_SHARE (plan.h, which prices the dirty extra for the sim and for the
+ *    events' copy bound alike): the share of the calibration's dirty extra an H2D itself pays over
  *    an array of 16 MiB and more (all of it up to 4 MiB, in proportion between). The
  *    calibration times the extra by events around the copy. Under CUPTI the last H2D of a 4 MiB
  *    array paid 38 us over its bytes (the calibration: 36), a 16 MiB array's 2, 30 and 31
@@ -47,7 +48,6 @@
  * 3.5% / 14.5% -> 3.1% / 14.7%. */
 #define SIM_REP_LEAD_US 8.0
 #define SIM_DEP_GAP_US 3.0
-#define SIM_DIRTY_LARGE_SHARE 0.6
 
 /* The plan as model input, with each op's alone duration taken from the device's
  * calibration (copies: latency + bytes / bandwidth; kernels: elements x time per element

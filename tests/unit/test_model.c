@@ -1378,7 +1378,7 @@ TEST(the_sim_waits_where_the_lent_gpus_do) {
     result_free(&r);
     m.devices[0].calib.dirty_h2d_us_per_mib = 0;
     CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
-    double share = 1 - (8.0 - 4.0) / 12.0 * (1 - SIM_DIRTY_LARGE_SHARE); /* 0.87 */
+    double share = 1 - (8.0 - 4.0) / 12.0 * (1 - PLAN_DIRTY_LARGE_SHARE); /* 0.87 */
     CHECK_NEAR(share * tail_mib * per_mib, h2d_us - (r.timelines[0].ops[0].end_us - r.timelines[0].ops[0].start_us),
                1e-9);
     result_free(&r);
@@ -1386,7 +1386,7 @@ TEST(the_sim_waits_where_the_lent_gpus_do) {
 
 /* The H2D of an array the host just memset pays per MiB still dirty in its cache, its
  * last dirty_cache_mib MiB: the sequential 2^22 run (16 MiB) is that many MiB times the
- * cost per MiB, times the share an array of 16 MiB pays (SIM_DIRTY_LARGE_SHARE), longer than
+ * cost per MiB, times the share an array of 16 MiB pays (PLAN_DIRTY_LARGE_SHARE), longer than
  * on the same device without it. Over 4 chunks only the copies
  * of the chunks in that tail pay, the last the most; pageable copies do not pay it. */
 TEST(memset_arrays_copy_slower_to_the_device) {
@@ -1403,7 +1403,7 @@ TEST(memset_arrays_copy_slower_to_the_device) {
     double per_mib = c->dirty_h2d_us_per_mib, tail_mib = c->dirty_cache_mib;
     c->dirty_h2d_us_per_mib = 0;
     CHECK_INT(SL_OK, backend_run(&s, &m, &r, &err));
-    CHECK_NEAR(tail_mib * per_mib * SIM_DIRTY_LARGE_SHARE, (dirty_ms - r.total_ms.median) * 1e3, 1e-6);
+    CHECK_NEAR(tail_mib * per_mib * PLAN_DIRTY_LARGE_SHARE, (dirty_ms - r.total_ms.median) * 1e3, 1e-6);
     result_free(&r);
 
     /* a tail of 1.5 MiB over 4 chunks of 1 MiB (a 4 MiB array): the last chunk's H2D pays
@@ -2113,37 +2113,80 @@ TEST(a_kernel_the_events_saw_reached_but_not_run_starts_its_time_alone_before_it
     CHECK_NEAR(994.4, plan_kernel_start_bound(&s, &d, 262144, 994.4, 2679.5), 1e-12);
 }
 
+/* A calibration of copy rates (GB/s) and fixed costs (us) only. */
+static calibration_t copy_calibration(double h2d, double d2h, double bidir, double setup, double setup_both) {
+    calibration_t c;
+    memset(&c, 0, sizeof c);
+    c.valid = true;
+    c.h2d_gbps = h2d;
+    c.d2h_gbps = d2h;
+    c.bidir_gbps = bidir;
+    c.copy_setup_us = setup;
+    c.copy_setup_both_us = setup_both;
+    return c;
+}
+
 /* A copy's start where its events cannot place it on its engine (plan_copy_start_bound):
  * 8 MiB at 55 GB/s alone and 50 both ways, 2.4 us a copy alone and 4.3 both ways, takes
  * 154.92 us alone and 172.07 both ways; outside [0.8 x alone, 1.2 x both] it starts its
  * both-ways time before its end, never before the earliest it could. */
 TEST(a_copy_the_events_cannot_place_starts_its_bytes_before_its_end) {
-    calibration_t c;
-    memset(&c, 0, sizeof c);
-    c.valid = true;
-    c.h2d_gbps = 55;
-    c.d2h_gbps = 40;
-    c.bidir_gbps = 50;
-    c.copy_setup_us = 2.4;
-    c.copy_setup_both_us = 4.3;
+    calibration_t c = copy_calibration(55, 40, 50, 2.4, 4.3);
     uint64_t mib8 = 8u << 20;
     double both = 8388608.0 / 50e3 + 4.3;
-    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, mib8, 0, 0, 170), 1e-12);          /* plausible: kept */
-    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, mib8, 0, 0, 1.2 * both), 1e-9);    /* at the band's edge */
-    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 10, 100, 800), 1e-9); /* queued unseen */
-    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 10, 760, 800), 1e-9); /* cut short */
-    CHECK_NEAR(700.0, plan_copy_start_bound(&c, true, mib8, 700, 760, 800), 1e-12);    /* not before earliest */
+    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, mib8, 0, 0, 0, 170), 1e-12);          /* plausible: kept */
+    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, mib8, 0, 0, 0, 1.2 * both), 1e-9);    /* at the band's edge */
+    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 0, 10, 100, 800), 1e-9); /* queued unseen */
+    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 0, 10, 760, 800), 1e-9); /* cut short */
+    CHECK_NEAR(700.0, plan_copy_start_bound(&c, true, mib8, 0, 700, 760, 800), 1e-12);    /* not before earliest */
     /* D2H at its own rate alone: 209.72 + 2.4 us, so 0.8 of it (169.7) is short there, not for an H2D */
-    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, false, mib8, 0, 640, 800), 1e-9);
-    CHECK_NEAR(640.0, plan_copy_start_bound(&c, true, mib8, 0, 640, 800), 1e-12);
+    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, false, mib8, 0, 0, 640, 800), 1e-9);
+    CHECK_NEAR(640.0, plan_copy_start_bound(&c, true, mib8, 0, 0, 640, 800), 1e-12);
     /* 256 KiB: 9.54 us both ways, under 5 x its 4.3 us fixed cost: kept unless past twice that and
      * 10 us (29.1) */
     double small = 262144.0 / 50e3 + 4.3;
-    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, 256u << 10, 0, 0, 25), 1e-12);
-    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, 256u << 10, 0, 0, 2 * small + 10), 1e-12);
-    CHECK_NEAR(500 - small, plan_copy_start_bound(&c, true, 256u << 10, 0, 0, 500), 1e-9);
+    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, 256u << 10, 0, 0, 0, 25), 1e-12);
+    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, 256u << 10, 0, 0, 0, 2 * small + 10), 1e-12);
+    CHECK_NEAR(500 - small, plan_copy_start_bound(&c, true, 256u << 10, 0, 0, 0, 500), 1e-9);
     c.valid = false; /* no calibration: kept */
-    CHECK_NEAR(100.0, plan_copy_start_bound(&c, true, mib8, 10, 100, 800), 1e-12);
+    CHECK_NEAR(100.0, plan_copy_start_bound(&c, true, mib8, 0, 10, 100, 800), 1e-12);
+}
+
+/* The array's last H2D reads what the host has just written, at the pace of the CPU's cache
+ * (plan_dirty_extra_us): a lent H200 (GPU-1c39d3e4, 2026-11-27, 26.05 us a MiB over the last
+ * 1.29 MiB, of which a 16 MiB array's copies pay 0.6) ran 2^22 async_v1 x4's last 4 MiB H2D in
+ * 113 us by CUPTI, the others in 80-83, where the bound, which knew only the both-ways time
+ * (87.2 us), started it 26 us late. */
+TEST(the_arrays_last_h2d_starts_its_dirty_time_before_its_end) {
+    calibration_t c = copy_calibration(55.186, 55.325, 50.750, 2.548, 4.561);
+    c.dirty_h2d_us_per_mib = 26.048;
+    c.dirty_cache_mib = 1.2924;
+    spec_t s;
+    spec_defaults(&s, VARIANT_ASYNC_V1);
+    s.size = 1u << 22;
+    s.host_memory = HOSTMEM_PINNED;
+    uint64_t chunk = s.size / 4;
+    /* the first three chunks hold none of the tail; the last all of it: 1.2924 x 26.048 x 0.6 */
+    CHECK_NEAR(0.0, plan_dirty_extra_us(&s, &c, 2 * chunk, chunk), 1e-12);
+    double dirty = plan_dirty_extra_us(&s, &c, 3 * chunk, chunk);
+    CHECK_NEAR(1.2924 * 26.048 * PLAN_DIRTY_LARGE_SHARE, dirty, 1e-9);
+    /* 1 MiB chunks: the last holds 1 MiB of it, the one before 0.2924 */
+    CHECK_NEAR(26.048 * PLAN_DIRTY_LARGE_SHARE, plan_dirty_extra_us(&s, &c, s.size - (1u << 18), 1u << 18), 1e-9);
+    CHECK_NEAR(0.2924 * 26.048 * PLAN_DIRTY_LARGE_SHARE, plan_dirty_extra_us(&s, &c, s.size - (2u << 18), 1u << 18),
+               1e-9);
+    s.size = 1u << 20; /* a 4 MiB array's copies pay all of it */
+    CHECK_NEAR(26.048, plan_dirty_extra_us(&s, &c, s.size - (1u << 18), 1u << 18), 1e-9);
+    s.size = 1u << 22;
+    s.host_memory = HOSTMEM_PAGEABLE; /* the driver's buffers: priced by their own rate */
+    CHECK_NEAR(0.0, plan_dirty_extra_us(&s, &c, 3 * chunk, chunk), 1e-12);
+
+    uint64_t mib4 = 4u << 20;
+    double alone = 4194304.0 / 55.186e3 + 2.548 + dirty; /* 98.75 us, over the both-ways 87.21 */
+    /* events that had it 70 us long (cut short by the copy before it): its dirty time alone */
+    CHECK_NEAR(400 - alone, plan_copy_start_bound(&c, true, mib4, dirty, 0, 330, 400), 1e-9);
+    /* 113 us, as CUPTI had it: kept, where without the dirty extra it is past 1.2 x 87.21 */
+    CHECK_NEAR(287.0, plan_copy_start_bound(&c, true, mib4, dirty, 0, 287, 400), 1e-12);
+    CHECK_NEAR(400 - (4194304.0 / 50.75e3 + 4.561), plan_copy_start_bound(&c, true, mib4, 0, 0, 287, 400), 1e-9);
 }
 
 /* The mean of equal reps is that value: summing ten of 0.4305904188201323 and dividing
@@ -2204,6 +2247,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(the_event_tax_comes_off_every_op),
     TEST_ENTRY(host_costs_follow_the_basis_issue),
     TEST_ENTRY(a_copy_the_events_cannot_place_starts_its_bytes_before_its_end),
+    TEST_ENTRY(the_arrays_last_h2d_starts_its_dirty_time_before_its_end),
     TEST_ENTRY(a_kernel_the_events_saw_reached_but_not_run_starts_its_time_alone_before_its_end),
     TEST_ENTRY(two_streams_overlap_copy_with_compute),
     TEST_ENTRY(one_copy_engine_breadth_first_wins),
