@@ -103,6 +103,9 @@ typedef struct run {
     double *call_us;                     /* per plan op, 2 each: a traced op's call, start and return, on
                                           * the device's timeline (handed_us); NAN where not traced */
     double *best_call_us;                /* ... sampled, of the kept rep of its share */
+    double *submitted_us;                /* per plan op: a traced blocking op's hand-over, its
+                                          * asynchronous call's return before the wait that makes
+                                          * it blocking (handed_over_us); the traced rep's own */
     int *start_ev;                       /* per plan op: the op_ev a traced rep's start reads (below) */
     int rep_records;                     /* op events the last traced rep recorded */
     int share0_records;                  /* ... the last traced rep of share 0 */
@@ -428,16 +431,24 @@ static void correct_engine_queues(run_t *r, size_t last) {
     bound_kernels(r, last);
 }
 
-/* A synchronous call (pageable memory, blocking ops) returns after its copy ran: only its
- * start bounds the op. An asynchronous one hands the op over on return. */
+/* A synchronous call (pageable memory, blocking ops) returns after its copy ran. An
+ * asynchronous one hands the op over on return. */
 static bool is_sync_call(const run_t *r, const plan_op_t *op) {
     return !r->pinned || op->blocking;
 }
 
-/* When the host handed traced op i over to CUDA, on the device's timeline: its call's
- * start for a synchronous call, its return for an asynchronous one (call_us). */
+/* When the host handed traced op i over to CUDA, on the device's timeline: a pageable
+ * copy's call's start (the call stages it itself), a blocking op's submission (it is issued
+ * asynchronously, then waited for: submitted_us), else its call's return (call_us). A
+ * blocking op's start event fires as its call begins, before the driver has the copy: the
+ * sequential variant's first H2D started 25-41 us after it by CUPTI on a lent H200
+ * (GPU-1c39d3e4, 2026-11-27), the call's first cudaMemcpyAsync after the array's memset
+ * taking about as long. */
 static double handed_over_us(const run_t *r, size_t i) {
-    return is_sync_call(r, &r->plan->ops[i]) ? r->call_us[2 * i] : r->call_us[2 * i + 1];
+    const plan_op_t *op = &r->plan->ops[i];
+    if (!r->pinned)
+        return r->call_us[2 * i];
+    return op->blocking ? r->submitted_us[i] : r->call_us[2 * i + 1];
 }
 
 /* The host's now on the device's event timeline. The device is idle when a rep starts,
@@ -511,8 +522,10 @@ static int issue_device_op(run_t *r, size_t i, cudaStream_t st, bool traced_rep,
         CUDA_CHECK(cudaEventRecord(dc->stream_end[op->stream], st));
     if (op->blocking) { /* cudaMemcpy's semantics on the chosen default stream */
         CUDA_CHECK(cudaStreamSynchronize(st));
-        if (traced) /* its call returns once the op is done */
+        if (traced) { /* its call returns once the op is done */
+            r->submitted_us[i] = r->call_us[2 * i + 1];
             r->call_us[2 * i + 1] = handed_us(dc, t0);
+        }
     }
 cleanup:
     return rc;
@@ -1409,8 +1422,9 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         r.best_end_us = (double *)calloc(plan->count, sizeof(double));
         r.call_us = (double *)calloc(2 * plan->count, sizeof(double));
         r.best_call_us = (double *)calloc(2 * plan->count, sizeof(double));
+        r.submitted_us = (double *)calloc(plan->count, sizeof(double));
         if (!r.op_ev || !r.ev_start_us || !r.ev_end_us || !r.start_ev || !r.stream_tail || !r.slots ||
-            !r.best_start_us || !r.best_end_us || !r.call_us || !r.best_call_us)
+            !r.best_start_us || !r.best_end_us || !r.call_us || !r.best_call_us || !r.submitted_us)
             SL_FAIL(SL_E_NOMEM, "out of memory for %zu events", 2 * plan->count);
         for (size_t i = 0; i < plan->count; i++) {
             if (!plan_is_device_op(plan->ops[i].kind))
@@ -1804,6 +1818,7 @@ cleanup:
     free(r.best_end_us);
     free(r.call_us);
     free(r.best_call_us);
+    free(r.submitted_us);
     free(r.start_ev);
     free(r.stream_tail);
     free(r.slots);
