@@ -389,16 +389,20 @@ static void bound_copies(run_t *r, size_t n) {
  * start event, or its stream predecessor's end event, fires when the stream reaches it. On
  * a lent H100 (GPU-9eb301e8, 2026-11-27, timing cupti's cross-check) the starts' largest
  * distance to CUPTI's went 1,671 -> 22 us at 2^25 async_v2 x128, 2,157 -> 35 at x256, 253 ->
- * 10 at 2^22 async_v2 x16; the kernels of async_v1 2^25 x128 25 -> 17 (METHOD.md). Zero-copy
- * kernels, paced by the link, keep their starts. */
-static void bound_kernels(run_t *r, size_t last) {
+ * 10 at 2^22 async_v2 x16; the kernels of async_v1 2^25 x128 25 -> 17 (METHOD.md). A kernel
+ * the engine's order left shorter than half its time alone (behind a kernel of another rep
+ * of a composed timeline) starts its time alone before its end, not before its events' own
+ * start (the slot's). Zero-copy kernels, paced by the link, keep their starts. */
+static void bound_kernels(run_t *r, size_t n) {
     if (r->plan->zero_copy)
         return;
-    for (size_t i = 0; i < last; i++) {
-        const plan_op_t *op = &r->plan->ops[i];
-        const device_info_t *dev = op->kind == PLAN_KERNEL && i != r->skip_op ? run_device(r, op->device) : NULL;
+    for (size_t k = 0; k < n; k++) {
+        const queue_slot_t *sl = &r->slots[k];
+        const plan_op_t *op = &r->plan->ops[sl->op];
+        const device_info_t *dev = op->kind == PLAN_KERNEL ? run_device(r, op->device) : NULL;
         if (dev)
-            r->ev_start_us[i] = plan_kernel_start_bound(r->spec, dev, op->count, r->ev_start_us[i], r->ev_end_us[i]);
+            r->ev_start_us[sl->op] = plan_kernel_start_bound(r->spec, dev, op->count, sl->start_us,
+                                                             r->ev_start_us[sl->op], r->ev_end_us[sl->op]);
     }
 }
 
@@ -428,7 +432,7 @@ static void correct_engine_queues(run_t *r, size_t last) {
             r->ev_start_us[i] = fmin(prev->end_us, r->ev_end_us[i]);
     }
     bound_copies(r, n);
-    bound_kernels(r, last);
+    bound_kernels(r, n);
 }
 
 /* A synchronous call (pageable memory, blocking ops) returns after its copy ran. An

@@ -88,14 +88,16 @@ double plan_kernel_alone_us(const spec_t *spec, const device_info_t *dev, uint64
     return PLAN_KERNEL_LATENCY_US + work_us / fill;
 }
 
-double plan_kernel_start_bound(const spec_t *spec, const device_info_t *dev, uint64_t count, double start,
-                               double end) {
+double plan_kernel_start_bound(const spec_t *spec, const device_info_t *dev, uint64_t count, double earliest,
+                               double start, double end) {
     double ns = plan_kernel_ns_per_elem(spec, dev);
-    if (!(ns > 0) || !(end > start))
+    if (!(ns > 0) || !(end >= start))
         return start;
     double alone = plan_kernel_alone_us(spec, dev, count, (double)count * ns / 1e3);
     if (end - start > PLAN_START_BOUND_TIMES * alone + PLAN_START_BOUND_SLACK_US)
         return end - alone;
+    if (end - start < PLAN_START_BOUND_SHORT * alone)
+        return fmin(start, fmax(earliest, end - alone));
     return start;
 }
 

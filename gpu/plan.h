@@ -129,12 +129,17 @@ double plan_kernel_alone_us(const spec_t *spec, const device_info_t *dev, uint64
  * breadth-first rep of many streams the kernels wait in the hardware queues behind other
  * streams' copies, and on a lent H100 (GPU-9eb301e8, 2026-11-27, 2^25 async_v2 x128, timing
  * cupti's cross-check) kernels of 6-13 us by CUPTI came out 1.3-1.7 ms long by events. Given
- * its elements, the start the events gave it and its end: where that makes it longer than
- * the PLAN_START_BOUND_* band over its time alone (its work at the calibrated rate over the
- * share of the GPU its grid fills, and the launch latency), its end less its time alone;
- * else `start`. Calibrations without the kernel's rate keep `start`. */
-double plan_kernel_start_bound(const spec_t *spec, const device_info_t *dev, uint64_t count, double start,
-                               double end);
+ * its elements, the earliest it could start (the start its events gave it before the
+ * engine's order moved it), that start after it and its end: where that makes it longer
+ * than the PLAN_START_BOUND_* band over its time alone (its work at the calibrated rate
+ * over the share of the GPU its grid fills, and the launch latency), its end less its time
+ * alone; where shorter than PLAN_START_BOUND_SHORT of it (the kernel before it on the
+ * engine, from another rep of a composed timeline, ended late), its end less its time alone
+ * but not before `earliest`; else `start`. Calibrations without the kernel's rate keep
+ * `start`. */
+#define PLAN_START_BOUND_SHORT 0.5
+double plan_kernel_start_bound(const spec_t *spec, const device_info_t *dev, uint64_t count, double earliest,
+                               double start, double end);
 
 /* Blocks a kernel launch over count elements uses (grid size). */
 uint64_t plan_kernel_blocks(const spec_t *spec, const device_info_t *dev, uint64_t count);

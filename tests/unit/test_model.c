@@ -2102,15 +2102,23 @@ TEST(a_kernel_the_events_saw_reached_but_not_run_starts_its_time_alone_before_it
     d.calib.valid = true;
     d.calib.kernel_ns_per_elem[KERNEL_BLOG] = 0.0156;
     double alone = 2.5 + 262144 * 0.0156 / 1e3;
-    CHECK_NEAR(0.0, plan_kernel_start_bound(&s, &d, 262144, 0, 20), 1e-12);                   /* plausible: kept */
-    CHECK_NEAR(0.0, plan_kernel_start_bound(&s, &d, 262144, 0, 2 * alone + 10), 1e-12);      /* at the edge */
-    CHECK_NEAR(2679.5 - alone, plan_kernel_start_bound(&s, &d, 262144, 994.4, 2679.5), 1e-9); /* queued unseen */
+    CHECK_NEAR(0.0, plan_kernel_start_bound(&s, &d, 262144, 0, 0, 20), 1e-12);                   /* plausible: kept */
+    CHECK_NEAR(0.0, plan_kernel_start_bound(&s, &d, 262144, 0, 0, 2 * alone + 10), 1e-12);      /* at the edge */
+    CHECK_NEAR(2679.5 - alone, plan_kernel_start_bound(&s, &d, 262144, 994.4, 994.4, 2679.5), 1e-9); /* queued unseen */
     double small = 2.5 + 4096 * 0.0156 / 1e3 / (16.0 / 132 * 0.5);
     CHECK_NEAR(small, 2.5 + 1.0545, 1e-3);
-    CHECK_NEAR(100 - small, plan_kernel_start_bound(&s, &d, 4096, 50, 100), 1e-9);
-    CHECK_NEAR(85.0, plan_kernel_start_bound(&s, &d, 4096, 85, 100), 1e-12); /* under 2 x 3.55 + 10 */
+    CHECK_NEAR(100 - small, plan_kernel_start_bound(&s, &d, 4096, 50, 50, 100), 1e-9);
+    CHECK_NEAR(85.0, plan_kernel_start_bound(&s, &d, 4096, 85, 85, 100), 1e-12); /* under 2 x 3.55 + 10 */
+    /* Shorter than half its time alone: the engine's order put it behind a kernel of another
+     * rep. A lent H200 (GPU-9d6e3212, 2026-11-27, 2^25 async_v1 x8) had a kernel of 60.7 us by
+     * CUPTI at 10.9 by events; its end less its time alone, not before its events' own start. */
+    double big = 2.5 + 4194304 * 0.0156 / 1e3; /* 67.93 us */
+    CHECK_NEAR(1073.2 - big, plan_kernel_start_bound(&s, &d, 4194304, 990, 1062.2, 1073.2), 1e-9);
+    CHECK_NEAR(1020.0, plan_kernel_start_bound(&s, &d, 4194304, 1020, 1062.2, 1073.2), 1e-12);
+    CHECK_NEAR(1030.0, plan_kernel_start_bound(&s, &d, 4194304, 990, 1030, 1073.2), 1e-12); /* 43.2: over half */
+    CHECK_NEAR(1073.2 - big, plan_kernel_start_bound(&s, &d, 4194304, 990, 1073.2, 1073.2), 1e-9); /* no time */
     d.calib.kernel_ns_per_elem[KERNEL_BLOG] = 0; /* no rate: kept */
-    CHECK_NEAR(994.4, plan_kernel_start_bound(&s, &d, 262144, 994.4, 2679.5), 1e-12);
+    CHECK_NEAR(994.4, plan_kernel_start_bound(&s, &d, 262144, 994.4, 994.4, 2679.5), 1e-12);
 }
 
 /* A calibration of copy rates (GB/s) and fixed costs (us) only. */
