@@ -52,11 +52,12 @@
     "where the op before it in its stream was issued earlier, with other ops in between, that op's end event "       \
     "stands for its start"
 #define TIMELINE_OP_START                                                                                            \
-    "an op's start is the latest of its start event, the host's handing it to CUDA and the end of the op before "    \
-    "it on the same engine (copies per direction; kernels after one that filled every SM); a pinned copy of 1 MiB "   \
-    "or more that comes out over a fifth longer than its bytes take both ways at the calibrated rate, or a fifth "     \
-    "shorter than alone (an engine order its events cannot see), ends where its end event says and starts that "      \
-    "both-ways time before"
+    "an op's start is the latest of its start event, the host's handing it to CUDA (a blocking op: its "              \
+    "asynchronous call's return) and the end of the op before it on the same engine (copies per direction; "        \
+    "kernels after one that filled every SM); where the events cannot see when an op ran, it ends where its end "     \
+    "event says and starts its calibrated time before: a pinned copy that comes out over a fifth longer than its "     \
+    "bytes take both ways at the calibrated rate (a small copy: over twice that and 10 us) or quicker than alone "    \
+    "(the array's just-written last MiB priced in), a kernel over twice its time alone and 10 us or under half of it"
 
 typedef struct dev_ctx {
     int ordinal;                /* CUDA device */

@@ -158,7 +158,7 @@ double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, d
     double d = end - start;
     if (both < PLAN_COPY_BOUND_MIN * setup_both) /* fixed costs set its time: only a gross misfit */
         return d > PLAN_START_BOUND_TIMES * both + PLAN_START_BOUND_SLACK_US ? fmax(earliest, end - both) : start;
-    if (d > both * (1 + PLAN_COPY_BOUND_TOL) || d < alone * (1 - PLAN_COPY_BOUND_TOL))
+    if (d > both * (1 + PLAN_COPY_BOUND_TOL) || d < alone * (1 - PLAN_COPY_BOUND_FAST))
         return fmax(earliest, end - both);
     return start;
 }

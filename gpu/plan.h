@@ -103,13 +103,15 @@ double plan_dirty_extra_us(const spec_t *spec, const calibration_t *c, uint64_t 
  * plan_dirty_extra_us), the earliest it could start (its start event, its hand-off), the
  * start the engine's order gave it and its end: where that makes it more than
  * PLAN_COPY_BOUND_TOL longer than its bytes take both ways at the calibrated rate and
- * cost, or that much shorter than alone, its end less the both-ways time, and no earlier
+ * cost, or quicker than alone (PLAN_COPY_BOUND_FAST under it: no copy moves its bytes
+ * faster than the calibrated rate alone), its end less the both-ways time, and no earlier
  * than `earliest`; else `start`. A dirty copy is paced by the CPU's cache: alone it takes
  * its dirty extra more, and both ways no less than that. A copy whose both-ways time is
  * under PLAN_COPY_BOUND_MIN times its fixed cost (fixed costs, not bytes, set its time)
  * only where it is longer than the PLAN_START_BOUND_* band. Calibrations without the rates
  * keep `start`. */
 #define PLAN_COPY_BOUND_TOL 0.2
+#define PLAN_COPY_BOUND_FAST 0.03
 #define PLAN_COPY_BOUND_MIN 5
 double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, double dirty_us, double earliest,
                              double start, double end);

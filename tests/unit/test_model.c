@@ -2136,8 +2136,9 @@ static calibration_t copy_calibration(double h2d, double d2h, double bidir, doub
 
 /* A copy's start where its events cannot place it on its engine (plan_copy_start_bound):
  * 8 MiB at 55 GB/s alone and 50 both ways, 2.4 us a copy alone and 4.3 both ways, takes
- * 154.92 us alone and 172.07 both ways; outside [0.8 x alone, 1.2 x both] it starts its
- * both-ways time before its end, never before the earliest it could. */
+ * 154.92 us alone and 172.07 both ways; outside [0.97 x alone, 1.2 x both] it starts its
+ * both-ways time before its end, never before the earliest it could. A lent H100
+ * (GPU-8ab29454, 2026-11-27) had 8 MiB H2Ds at 139-145 us by events, 166-190 by CUPTI. */
 TEST(a_copy_the_events_cannot_place_starts_its_bytes_before_its_end) {
     calibration_t c = copy_calibration(55, 40, 50, 2.4, 4.3);
     uint64_t mib8 = 8u << 20;
@@ -2147,7 +2148,9 @@ TEST(a_copy_the_events_cannot_place_starts_its_bytes_before_its_end) {
     CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 0, 10, 100, 800), 1e-9); /* queued unseen */
     CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 0, 10, 760, 800), 1e-9); /* cut short */
     CHECK_NEAR(700.0, plan_copy_start_bound(&c, true, mib8, 0, 700, 760, 800), 1e-12);    /* not before earliest */
-    /* D2H at its own rate alone: 209.72 + 2.4 us, so 0.8 of it (169.7) is short there, not for an H2D */
+    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 0, 10, 655, 800), 1e-9); /* 145: quicker than alone */
+    CHECK_NEAR(649.0, plan_copy_start_bound(&c, true, mib8, 0, 10, 649, 800), 1e-12);     /* 151, over 150.27: kept */
+    /* D2H at its own rate alone: 209.72 + 2.4 us, so 160 is short there, not for an H2D */
     CHECK_NEAR(800 - both, plan_copy_start_bound(&c, false, mib8, 0, 0, 640, 800), 1e-9);
     CHECK_NEAR(640.0, plan_copy_start_bound(&c, true, mib8, 0, 0, 640, 800), 1e-12);
     /* 256 KiB: 9.54 us both ways, under 5 x its 4.3 us fixed cost: kept unless past twice that and
