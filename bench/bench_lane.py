@@ -16,10 +16,9 @@ How to read it. The GPU's lane is a traced rep's: before its first call the issu
 that op's start event, and that record is the GPU's `c0` (3-11 us on the lent GPUs, more at 2^25, the
 first calls after the array's memset running cold). A clean rep, and the sim, make no such call, so
 the sim's first call stands for both: hold `call1 end` against the GPU's, not `c0` or `first h2d`
-alone. The gaps between calls are not compared, for the same reason. A blocking copy's (sequential)
-start is its start event, which fires as the call begins, before the driver's work in it, where the sim
-starts it after that work; the sequential points' largest start difference to CUPTI was 14-37 us in the
-kept bench-timeline runs (which op, they do not say: docs/METHOD.md, "The sim's calls against the GPU's").
+alone. The gaps between calls are not compared, for the same reason. A blocking copy (sequential)
+starts no earlier than its asynchronous call returned, before the wait that makes it blocking; the lane
+draws its call to the wait's end (docs/METHOD.md, "A blocking copy's hand-over").
 A benchmark: it prints, it asserts nothing. Writes OUT/lane.json (the GPU's calls in the kept files'
 form, each point's sim beside them); kept runs go to bench/data/timeline.
 

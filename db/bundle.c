@@ -108,29 +108,25 @@ static json_t *timelines_of(store_t *s, const char *id, int reps, int only_rep, 
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int k = sqlite3_column_int(st, 0);
-        const char *op = (const char *)sqlite3_column_text(st, 4);
         if (k < 0 || k >= reps) {
             sl_error_set(err, SL_E_DB, "", "experiment %s has op events of rep %d beyond its %d reps", id, k, reps);
             goto error;
         }
         if (only_rep >= 0)
             k = 0; /* the one entry */
-        json_t *o = json_pack("{s:i, s:i, s:i, s:s, s:f, s:f, s:I}", "device", sqlite3_column_int(st, 1), "stream",
-                              sqlite3_column_int(st, 2), "chunk", sqlite3_column_int(st, 3), "op", op ? op : "",
-                              "start_us", sqlite3_column_double(st, 5), "end_us", sqlite3_column_double(st, 6), "bytes",
-                              (json_int_t)sqlite3_column_int64(st, 7));
+        json_t *c = NULL;
+        bool has_call = false;
+        json_t *o = store_event_json(st, 1, &c, &has_call);
         json_t *entry = json_array_get(out, (size_t)k);
         if (!o || json_array_append_new(json_object_get(entry, "ops"), o)) {
+            json_decref(c);
             sl_error_set(err, SL_E_NOMEM, "", "out of memory exporting %s", id);
             goto error;
         }
         /* the op's host call, beside the ops as GET .../timeline gives it: "calls" */
-        if (sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_type(st, 9) != SQLITE_NULL) {
+        if (has_call) {
             if (!json_object_get(entry, "calls"))
                 json_object_set_new(entry, "calls", json_array());
-            json_t *c = json_pack("{s:i, s:i, s:i, s:s, s:f, s:f}", "device", sqlite3_column_int(st, 1), "stream",
-                                  sqlite3_column_int(st, 2), "chunk", sqlite3_column_int(st, 3), "op", op ? op : "",
-                                  "start_us", sqlite3_column_double(st, 8), "end_us", sqlite3_column_double(st, 9));
             if (!c || json_array_append_new(json_object_get(entry, "calls"), c)) {
                 sl_error_set(err, SL_E_NOMEM, "", "out of memory exporting %s", id);
                 goto error;

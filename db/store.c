@@ -17,6 +17,22 @@ static int db_error(sl_error_t *err, store_t *s, const char *what) {
     return sl_error_set(err, SL_E_DB, "", "%s: %s", what, s && s->db ? sqlite3_errmsg(s->db) : "no database");
 }
 
+json_t *store_event_json(sqlite3_stmt *st, int col, json_t **call, bool *has_call) {
+    const char *op = (const char *)sqlite3_column_text(st, col + 3);
+    int device = sqlite3_column_int(st, col), stream = sqlite3_column_int(st, col + 1),
+        chunk = sqlite3_column_int(st, col + 2);
+    bool has = sqlite3_column_type(st, col + 7) != SQLITE_NULL && sqlite3_column_type(st, col + 8) != SQLITE_NULL;
+    if (has_call)
+        *has_call = has;
+    *call = has ? json_pack("{s:i, s:i, s:i, s:s, s:f, s:f}", "device", device, "stream", stream, "chunk", chunk, "op",
+                            op ? op : "", "start_us", sqlite3_column_double(st, col + 7), "end_us",
+                            sqlite3_column_double(st, col + 8))
+                : NULL;
+    return json_pack("{s:i, s:i, s:i, s:s, s:f, s:f, s:I}", "device", device, "stream", stream, "chunk", chunk, "op",
+                     op ? op : "", "start_us", sqlite3_column_double(st, col + 4), "end_us",
+                     sqlite3_column_double(st, col + 5), "bytes", (json_int_t)sqlite3_column_int64(st, col + 6));
+}
+
 void store_now_iso(char out[32]) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -956,20 +972,12 @@ json_t *store_timeline_json(store_t *s, const char *id, int rep, sl_error_t *err
             first_us = start_us;
         if (json_array_size(ops) == 0 || end_us > last_us)
             last_us = end_us;
-        json_t *o = json_pack("{s:i, s:i, s:i, s:s, s:f, s:f, s:I}", "device", sqlite3_column_int(st, 0), "stream",
-                              sqlite3_column_int(st, 1), "chunk", sqlite3_column_int(st, 2), "op",
-                              (const char *)sqlite3_column_text(st, 3), "start_us", start_us, "end_us", end_us,
-                              "bytes", (json_int_t)sqlite3_column_int64(st, 6));
+        json_t *c = NULL;
+        json_t *o = store_event_json(st, 0, &c, NULL);
         if (o)
             json_array_append_new(ops, o);
-        if (sqlite3_column_type(st, 7) != SQLITE_NULL && sqlite3_column_type(st, 8) != SQLITE_NULL) {
-            json_t *c = json_pack("{s:i, s:i, s:i, s:s, s:f, s:f}", "device", sqlite3_column_int(st, 0), "stream",
-                                  sqlite3_column_int(st, 1), "chunk", sqlite3_column_int(st, 2), "op",
-                                  (const char *)sqlite3_column_text(st, 3), "start_us", sqlite3_column_double(st, 7),
-                                  "end_us", sqlite3_column_double(st, 8));
-            if (c)
-                json_array_append_new(calls, c);
-        }
+        if (c)
+            json_array_append_new(calls, c);
     }
     stmt_done(s, st);
     if (!ops || !calls || rc != SQLITE_DONE) {

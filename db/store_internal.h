@@ -3,7 +3,9 @@
 #ifndef STREAMLAB_STORE_INTERNAL_H
 #define STREAMLAB_STORE_INTERNAL_H
 
+#include <jansson.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 
 #define STORE_STMT_CACHE 48
 
@@ -16,6 +18,12 @@ typedef struct store_stmt {
 
 /* now as ISO 8601 UTC with milliseconds: 2026-11-23T04:12:33.123Z */
 void store_now_iso(char out[32]);
+
+/* An op_events row as GET .../timeline answers it, from the statement's columns col.. col+8
+ * (device, stream, chunk, op, start_us, end_us, bytes, call_start_us, call_end_us): its op
+ * (NULL: out of memory); *call its host call where the row holds one, else NULL, and
+ * *has_call (may be NULL) whether it does (a call NULL where it does: out of memory). */
+json_t *store_event_json(sqlite3_stmt *st, int col, json_t **call, bool *has_call);
 
 struct store {
     sqlite3 *db;

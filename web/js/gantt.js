@@ -214,7 +214,6 @@ export function createGantt({ ops, calls, title, extentUs, onRange }) {
           drawn += 1;
         }
       });
-      g.globalAlpha = 1;
       g.globalAlpha = 0.85;
       rows.forEach((r, ri) => {
         if (r.kind !== kind) return;
