@@ -56,8 +56,9 @@
     "asynchronous call's return) and the end of the op before it on the same engine (copies per direction; "        \
     "kernels after one that filled every SM); where the events cannot see when an op ran, it ends where its end "     \
     "event says and starts its calibrated time before: a pinned copy that comes out over a fifth longer than its "     \
-    "bytes take both ways at the calibrated rate (a small copy: over twice that and 10 us) or quicker than alone "    \
-    "(the array's just-written last MiB priced in), a kernel over twice its time alone and 10 us or under half of it"
+    "bytes take both ways at the calibrated rate (a small copy: over twice that and 10 us) where the timeline is "    \
+    "composed from several reps, or quicker than alone (the array's just-written last MiB priced in), a kernel over " \
+    "twice its time alone and 10 us or under half of it"
 
 typedef struct dev_ctx {
     int ordinal;                /* CUDA device */
@@ -371,7 +372,13 @@ static const calibration_t *run_calibration(const run_t *r) {
  * 8.7-695.5 before, 5.5-140.7 after (METHOD.md). The array's last H2D reads what the host
  * has just written, at the pace of the CPU's cache, and its price includes that
  * (plan_dirty_extra_us): at 2^22 async_v1 and v2 x4 its start's distance to CUPTI's went
- * from 22-26 us to 0.4-2.3 (lent H200 GPU-22338d26, 2026-11-27, the median of six runs). */
+ * from 22-26 us to 0.4-2.3 (lent H200 GPU-22338d26, 2026-11-27, the median of six runs).
+ * A copy too long for its bytes is cut only on a composed timeline (r->shares > 1): in one
+ * rep with every op traced the engine's order has placed it after the copy before it, and
+ * what is left is its time. A rep where the link ran slow had every 16 MiB copy at 1.6 times
+ * its both-ways time, and the cut put each 100-135 us early; on a lent H100 (GPU-8c055bdb,
+ * 2026-11-27) such timelines' largest start difference went from a median 16.1 us to 11.0
+ * over 11 and 13 runs, their worst from 134.9 to 30.0 (METHOD.md). */
 static void bound_copies(run_t *r, size_t n) {
     const calibration_t *c = r->ndev == 1 && r->pinned && !r->plan->zero_copy ? run_calibration(r) : NULL;
     for (size_t k = 0; c && k < n; k++) {
@@ -381,8 +388,8 @@ static void bound_copies(run_t *r, size_t n) {
             continue;
         bool h2d = op->kind == PLAN_H2D;
         double dirty = h2d ? plan_dirty_extra_us(r->spec, c, op->offset, op->count) : 0;
-        r->ev_start_us[sl->op] = plan_copy_start_bound(c, h2d, op->count * sizeof(float), dirty, sl->start_us,
-                                                       r->ev_start_us[sl->op], r->ev_end_us[sl->op]);
+        r->ev_start_us[sl->op] = plan_copy_start_bound(c, h2d, op->count * sizeof(float), dirty, r->shares > 1,
+                                                       sl->start_us, r->ev_start_us[sl->op], r->ev_end_us[sl->op]);
     }
 }
 

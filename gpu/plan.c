@@ -143,8 +143,8 @@ double plan_dirty_extra_us(const spec_t *spec, const calibration_t *c, uint64_t 
     return dirty > 0 ? dirty * c->dirty_h2d_us_per_mib * dirty_copy_share(array) : 0;
 }
 
-double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, double dirty_us, double earliest,
-                             double start, double end) {
+double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, double dirty_us, bool composed,
+                             double earliest, double start, double end) {
     double rate = h2d ? c->h2d_gbps : c->d2h_gbps;
     if (!c->valid || !(rate > 0) || !(c->bidir_gbps > 0))
         return start;
@@ -157,8 +157,9 @@ double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, d
     }
     double d = end - start;
     if (both < PLAN_COPY_BOUND_MIN * setup_both) /* fixed costs set its time: only a gross misfit */
-        return d > PLAN_START_BOUND_TIMES * both + PLAN_START_BOUND_SLACK_US ? fmax(earliest, end - both) : start;
-    if (d > both * (1 + PLAN_COPY_BOUND_TOL) || d < alone * (1 - PLAN_COPY_BOUND_FAST))
+        return composed && d > PLAN_START_BOUND_TIMES * both + PLAN_START_BOUND_SLACK_US ? fmax(earliest, end - both)
+                                                                                          : start;
+    if ((composed && d > both * (1 + PLAN_COPY_BOUND_TOL)) || d < alone * (1 - PLAN_COPY_BOUND_FAST))
         return fmax(earliest, end - both);
     return start;
 }

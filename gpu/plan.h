@@ -108,13 +108,16 @@ double plan_dirty_extra_us(const spec_t *spec, const calibration_t *c, uint64_t 
  * than `earliest`; else `start`. A dirty copy is paced by the CPU's cache: alone it takes
  * its dirty extra more, and both ways no less than that. A copy whose both-ways time is
  * under PLAN_COPY_BOUND_MIN times its fixed cost (fixed costs, not bytes, set its time)
- * only where it is longer than the PLAN_START_BOUND_* band. Calibrations without the rates
- * keep `start`. */
+ * only where it is longer than the PLAN_START_BOUND_* band. Too long is a misfit only on a
+ * `composed` timeline (its ops from several reps, each tracing some): on one rep's with every
+ * op traced, the copy before it on its engine is its real predecessor, and a copy too long
+ * for its bytes ran in a rep whose link was slow. Calibrations without the rates keep
+ * `start`. */
 #define PLAN_COPY_BOUND_TOL 0.2
 #define PLAN_COPY_BOUND_FAST 0.03
 #define PLAN_COPY_BOUND_MIN 5
-double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, double dirty_us, double earliest,
-                             double start, double end);
+double plan_copy_start_bound(const calibration_t *c, bool h2d, uint64_t bytes, double dirty_us, bool composed,
+                             double earliest, double start, double end);
 
 /* A kernel's launch-to-start latency on the device (µs), what its time alone has beyond its
  * work: assumed, of the order seen on H100 traces (the sim's; the predictor takes it from

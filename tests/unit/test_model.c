@@ -2143,24 +2143,38 @@ TEST(a_copy_the_events_cannot_place_starts_its_bytes_before_its_end) {
     calibration_t c = copy_calibration(55, 40, 50, 2.4, 4.3);
     uint64_t mib8 = 8u << 20;
     double both = 8388608.0 / 50e3 + 4.3;
-    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, mib8, 0, 0, 0, 170), 1e-12);          /* plausible: kept */
-    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, mib8, 0, 0, 0, 1.2 * both), 1e-9);    /* at the band's edge */
-    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 0, 10, 100, 800), 1e-9); /* queued unseen */
-    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 0, 10, 760, 800), 1e-9); /* cut short */
-    CHECK_NEAR(700.0, plan_copy_start_bound(&c, true, mib8, 0, 700, 760, 800), 1e-12);    /* not before earliest */
-    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 0, 10, 655, 800), 1e-9); /* 145: quicker than alone */
-    CHECK_NEAR(649.0, plan_copy_start_bound(&c, true, mib8, 0, 10, 649, 800), 1e-12);     /* 151, over 150.27: kept */
+    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, mib8, 0, true, 0, 0, 170), 1e-12);          /* plausible: kept */
+    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, mib8, 0, true, 0, 0, 1.2 * both), 1e-9);    /* at the band's edge */
+    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 0, true, 10, 100, 800), 1e-9); /* queued unseen */
+    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 0, true, 10, 760, 800), 1e-9); /* cut short */
+    CHECK_NEAR(700.0, plan_copy_start_bound(&c, true, mib8, 0, true, 700, 760, 800), 1e-12);    /* not before earliest */
+    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 0, true, 10, 655, 800), 1e-9); /* 145: quicker than alone */
+    CHECK_NEAR(649.0, plan_copy_start_bound(&c, true, mib8, 0, true, 10, 649, 800), 1e-12);     /* 151, over 150.27: kept */
     /* D2H at its own rate alone: 209.72 + 2.4 us, so 160 is short there, not for an H2D */
-    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, false, mib8, 0, 0, 640, 800), 1e-9);
-    CHECK_NEAR(640.0, plan_copy_start_bound(&c, true, mib8, 0, 0, 640, 800), 1e-12);
+    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, false, mib8, 0, true, 0, 640, 800), 1e-9);
+    CHECK_NEAR(640.0, plan_copy_start_bound(&c, true, mib8, 0, true, 0, 640, 800), 1e-12);
     /* 256 KiB: 9.54 us both ways, under 5 x its 4.3 us fixed cost: kept unless past twice that and
      * 10 us (29.1) */
     double small = 262144.0 / 50e3 + 4.3;
-    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, 256u << 10, 0, 0, 0, 25), 1e-12);
-    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, 256u << 10, 0, 0, 0, 2 * small + 10), 1e-12);
-    CHECK_NEAR(500 - small, plan_copy_start_bound(&c, true, 256u << 10, 0, 0, 0, 500), 1e-9);
+    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, 256u << 10, 0, true, 0, 0, 25), 1e-12);
+    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, 256u << 10, 0, true, 0, 0, 2 * small + 10), 1e-12);
+    CHECK_NEAR(500 - small, plan_copy_start_bound(&c, true, 256u << 10, 0, true, 0, 0, 500), 1e-9);
     c.valid = false; /* no calibration: kept */
-    CHECK_NEAR(100.0, plan_copy_start_bound(&c, true, mib8, 0, 10, 100, 800), 1e-12);
+    CHECK_NEAR(100.0, plan_copy_start_bound(&c, true, mib8, 0, true, 10, 100, 800), 1e-12);
+}
+
+/* On one rep's timeline with every op traced (not composed) a copy too long for its bytes
+ * keeps its start: the copy before it on its engine is its own rep's, and the link ran slow
+ * (a lent H100, GPU-8c055bdb, 2026-11-27: a rep whose 16 MiB copies all took 1.6 times their
+ * both-ways time). One quicker than alone is still cut. */
+TEST(a_long_copy_keeps_its_start_on_a_whole_reps_timeline) {
+    calibration_t c = copy_calibration(55, 40, 50, 2.4, 4.3);
+    uint64_t mib8 = 8u << 20;
+    double both = 8388608.0 / 50e3 + 4.3;
+    CHECK_NEAR(100.0, plan_copy_start_bound(&c, true, mib8, 0, false, 10, 100, 800), 1e-12);    /* long: kept */
+    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 0, true, 10, 100, 800), 1e-9); /* composed: cut */
+    CHECK_NEAR(800 - both, plan_copy_start_bound(&c, true, mib8, 0, false, 10, 655, 800), 1e-9); /* quick: cut */
+    CHECK_NEAR(0.0, plan_copy_start_bound(&c, true, 256u << 10, 0, false, 0, 0, 500), 1e-12);   /* small, long: kept */
 }
 
 /* The array's last H2D reads what the host has just written, at the pace of the CPU's cache
@@ -2194,10 +2208,10 @@ TEST(the_arrays_last_h2d_starts_its_dirty_time_before_its_end) {
     uint64_t mib4 = 4u << 20;
     double alone = 4194304.0 / 55.186e3 + 2.548 + dirty; /* 98.75 us, over the both-ways 87.21 */
     /* events that had it 70 us long (cut short by the copy before it): its dirty time alone */
-    CHECK_NEAR(400 - alone, plan_copy_start_bound(&c, true, mib4, dirty, 0, 330, 400), 1e-9);
+    CHECK_NEAR(400 - alone, plan_copy_start_bound(&c, true, mib4, dirty, true, 0, 330, 400), 1e-9);
     /* 113 us, as CUPTI had it: kept, where without the dirty extra it is past 1.2 x 87.21 */
-    CHECK_NEAR(287.0, plan_copy_start_bound(&c, true, mib4, dirty, 0, 287, 400), 1e-12);
-    CHECK_NEAR(400 - (4194304.0 / 50.75e3 + 4.561), plan_copy_start_bound(&c, true, mib4, 0, 0, 287, 400), 1e-9);
+    CHECK_NEAR(287.0, plan_copy_start_bound(&c, true, mib4, dirty, true, 0, 287, 400), 1e-12);
+    CHECK_NEAR(400 - (4194304.0 / 50.75e3 + 4.561), plan_copy_start_bound(&c, true, mib4, 0, true, 0, 287, 400), 1e-9);
 }
 
 /* The mean of equal reps is that value: summing ten of 0.4305904188201323 and dividing
@@ -2258,6 +2272,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(the_event_tax_comes_off_every_op),
     TEST_ENTRY(host_costs_follow_the_basis_issue),
     TEST_ENTRY(a_copy_the_events_cannot_place_starts_its_bytes_before_its_end),
+    TEST_ENTRY(a_long_copy_keeps_its_start_on_a_whole_reps_timeline),
     TEST_ENTRY(the_arrays_last_h2d_starts_its_dirty_time_before_its_end),
     TEST_ENTRY(a_kernel_the_events_saw_reached_but_not_run_starts_its_time_alone_before_its_end),
     TEST_ENTRY(two_streams_overlap_copy_with_compute),
