@@ -168,6 +168,12 @@ bench-two-gpus: $(BENCH_TWO_GPUS_BIN)
 bench-soak: $(BIN) $(BENCH_REF_BIN)
 	@python3 bench/bench_soak.py $(BIN) $(BENCH_REF_BIN) --out $(BUILD)/bench $(BENCH_SOAK_FLAGS)
 
+# `make probe-first-run` (issue 19): fresh servers, each one's first runs at 2^25 x8-x16 against
+# its later ones and the reference; per run, each server thread's CPU. BENCH_FIRST_RUN_FLAGS.
+.PHONY: probe-first-run
+probe-first-run: $(BIN) $(BENCH_REF_BIN)
+	@python3 bench/probe_first_run.py $(BIN) $(BENCH_REF_BIN) --out $(BUILD)/bench $(BENCH_FIRST_RUN_FLAGS)
+
 # The CUPTI injection libraries (loaded by the CUDA driver through CUDA_INJECTION64_PATH):
 # bench/count_calls.c for bench-calls, bench/trace_acts.c for bench-order.
 BENCH_CALLS_LIB := $(BUILD)/bench/libcount_calls.so

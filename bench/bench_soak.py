@@ -148,6 +148,7 @@ def main():
                   f"{settled[2]:.3f} ms in its first 5 s, {settled[3]:.3f} in its last; then the server started")
         sl = {p: [] for p in points}
         two = {p: 0 for p in points}  # streamlab's runs whose reps fell in two groups (result.rep_modes)
+        runs = {p: [] for p in points}  # streamlab's runs, for the JSON: id, reps_ms, rep_modes
         rf = {p: [] for p in points}
         rf2 = {p: [] for p in points} if len(refs) > 1 else None  # --self-check: the second reference's runs
         counts = [("start", dict(proc_counts(srv.pid), **server_counts(lab)))]
@@ -159,6 +160,8 @@ def main():
             e = lab.finished(e["id"], f"streamlab {p}")
             sl[p].append(e["result"]["total_ms"]["median"])
             two[p] += bool(e["result"].get("rep_modes"))
+            runs[p].append({"id": e["id"], "reps_ms": e["result"].get("reps_ms"),
+                            "rep_modes": e["result"].get("rep_modes")})
 
         # Who runs a point first turns round by round (a Latin square over the rounds): a
         # fixed order, the reference always first, gave the same plain program run second a
@@ -174,7 +177,7 @@ def main():
                     turn(p, r)
             counts.append((f"after round {r + 1}", dict(proc_counts(srv.pid), **server_counts(lab))))
         if a.table:
-            return print_table(points, sl, rf, rf2, a.out, gpu, counts, two, settle_json(a.settle, settled))
+            return print_table(points, sl, rf, rf2, a.out, gpu, counts, two, settle_json(a.settle, settled), runs)
         print(f"\n{'point':<22} {'sl 1-5':>8} {'sl last5':>9} {'last/first':>10} {'slope ms/run':>12} "
               f"{'ref 1-5':>8} {'ref last5':>9} {'last/first':>10} {'sl/ref':>7} {'sl/ref last/first':>17}")
         rows = []
@@ -189,7 +192,8 @@ def main():
             rdrift = statistics.median(per[-5:]) / statistics.median(per[:5])
             print(f"2^{lg} {v} x{s:<8} {f5:8.3f} {l5:9.3f} {l5 / f5:10.3f} {slope(sl[p]):12.4f} {rf5:8.3f} {rl5:9.3f} "
                   f"{rl5 / rf5:10.3f} {ratio:7.3f} {rdrift:17.3f}")
-            rows.append({"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p]})
+            rows.append({"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p],
+                         "streamlab_runs": runs[p]})
         print_counts(counts)
         with open(os.path.join(a.out, "soak.json"), "w") as f:
             json.dump({"gpu": gpu, "settle": settle_json(a.settle, settled), "points": rows, "process": counts}, f,
@@ -242,14 +246,15 @@ def settle_json(max_s, settled):
             "last_v1x128_ms": settled[3]}
 
 
-def print_table(points, sl, rf, rf2, out, gpu, counts, two, settled):
+def print_table(points, sl, rf, rf2, out, gpu, counts, two, settled, runs):
     """--table: per point the median of each program's run medians and their ratio, and the
     reference's own spread (its slowest run over its fastest): a miss where that spread is
     over 5% too is marked as within the machine's noise (it still counts). `2g`: how many of
     streamlab's runs had their reps in two groups (result.rep_modes), a point whose median
     is a coin the two programs draw apart. The points within 5% and those where streamlab is
     the slower. With rf2 (--self-check), the second reference against the first, counted the
-    same way."""
+    same way. table.json keeps each streamlab run's id, reps and rep_modes (`runs`), so a run
+    that stands out can be looked up in the server's store and its reps read."""
     print(f"\n{'point':<22} {'streamlab runs (ms)':<36} {'reference runs (ms)':<36} {'sl/ref':>7} {'ref spread':>10}"
           f" {'2g':>2}" + (f" {'ref2/ref':>8}" if rf2 else ""))
     rows, within, slower, noisy, within2, slower2, coin = [], 0, 0, 0, 0, 0, 0
@@ -271,7 +276,7 @@ def print_table(points, sl, rf, rf2, out, gpu, counts, two, settled):
         print(f"2^{lg} {v} x{s:<8} {' / '.join(f'{x:.3f}' for x in sl[p]):<36} "
               f"{' / '.join(f'{x:.3f}' for x in rf[p]):<36} {ratio:7.3f} {100 * spread:9.1f}% {two[p]:2d}{self_col}{mark}")
         row = {"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p],
-               "streamlab_runs_in_two_groups": two[p]}
+               "streamlab_runs_in_two_groups": two[p], "streamlab_runs": runs[p]}
         if rf2:
             row["ref2_ms"] = rf2[p]
         rows.append(row)
