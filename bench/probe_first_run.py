@@ -4,11 +4,13 @@ plain reference (bench/ref_overlap --serve, on the worker's CPU) running the sam
 before each: per run streamlab's median, the reference's, their ratio, the reps, and which of the
 server's threads used how much CPU over the run (/proc/PID/task: utime + stime, and the CPU each
 last ran on). Servers A (the table's 2^25 order three times: sequential, async_v1 x1-x32, async_v2
-x16), B (async_v1 x16 first, then x8, then async_v2 x16) and C (async_v2 x16 first), each fresh;
-with --trace-all a fourth, D, runs B's first point with trace_ops all. A probe: it prints, it
-asserts nothing; the runs go to OUT/firstrun.json (kept in bench/data/probes).
+x16), B (async_v1 x16 first, then x8, then async_v2 x16), C (async_v2 x16 first) and W (one run
+at async_v1 x16 thrown away, then B's), each fresh; with --trace-all a fifth, D, runs B's first
+point with trace_ops all. Per run also the GPU's conditions before and after its measured reps
+(SM clock, PCIe link, power, clock-event reasons: result.extra.conditions). A probe: it prints,
+it asserts nothing; the runs go to OUT/firstrun.json (kept in bench/data/probes).
 
-usage: probe_first_run.py STREAMLAB_BIN REF_BIN [--settle S] [--trace-all] [--out DIR]"""
+usage: probe_first_run.py STREAMLAB_BIN REF_BIN [--servers ABCW] [--settle S] [--trace-all] [--out DIR]"""
 import argparse
 import json
 import os
@@ -23,7 +25,8 @@ REF_NAME = {"sequential": "seq", "async_v1": "v1", "async_v2": "v2"}
 TABLE_25 = [("sequential", 25, 1)] + [("async_v1", 25, s) for s in (1, 2, 4, 8, 16, 32)] + [("async_v2", 25, 16)]
 SERVERS = [("A", TABLE_25 * 3, {}),
            ("B", [("async_v1", 25, 16)] * 4 + [("async_v1", 25, 8)] * 4 + [("async_v2", 25, 16)] * 3, {}),
-           ("C", [("async_v2", 25, 16)] * 3 + [("async_v1", 25, 8)] * 3, {})]
+           ("C", [("async_v2", 25, 16)] * 3 + [("async_v1", 25, 8)] * 3, {}),
+           ("W", [("async_v1", 25, 16)] * 5 + [("async_v1", 25, 8)] * 4 + [("async_v2", 25, 16)] * 3, {})]
 
 
 def threads(pid):
@@ -41,10 +44,24 @@ def threads(pid):
     return out
 
 
+def conditions(res):
+    """The first GPU's conditions before and after the measured reps: (SM MHz, PCIe gen x width,
+    W, reasons) each, from result.extra.conditions; None where not recorded."""
+    try:
+        g = res["extra"]["conditions"]["gpus"][0]
+    except (KeyError, IndexError, TypeError):
+        return None
+    def one(x):
+        return None if not x else [x.get("sm_clock_mhz"), f"{x.get('pcie_gen')}x{x.get('pcie_width')}",
+                                   x.get("power_w"), x.get("clock_event_reasons")]
+    return [one(g.get("before")), one(g.get("after"))]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("bin")
     ap.add_argument("ref")
+    ap.add_argument("--servers", default="ABCW", help="which of the servers to run, in this order")
     ap.add_argument("--settle", type=int, default=30)
     ap.add_argument("--trace-all", action="store_true")
     ap.add_argument("--out", default="build/bench")
@@ -56,7 +73,8 @@ def main():
     cpu = (os.cpu_count() or 1) - 1
     ref = subprocess.Popen([a.ref, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
                            preexec_fn=pin_to(cpu))
-    servers = SERVERS + ([("D", [("async_v1", 25, 16)] * 4, {"trace_ops": "all"})] if a.trace_all else [])
+    servers = [sv for k in a.servers for sv in SERVERS if sv[0] == k]
+    servers += [("D", [("async_v1", 25, 16)] * 4, {"trace_ops": "all"})] if a.trace_all else []
     rows = []
     try:
         print("settled:", settle(ref, a.settle), flush=True)
@@ -79,11 +97,13 @@ def main():
                     res = e["result"]
                     row = {"server": name, "i": i, "point": [v, lg, s], "id": e["id"], "sl": res["total_ms"]["median"],
                            "ref": ref_ms, "reps_ms": res.get("reps_ms"), "rep_modes": res.get("rep_modes"),
-                           "wall_s": round(wall, 2), "threads_ms": [b for b in busy if b[1] > 0][:8]}
+                           "wall_s": round(wall, 2), "threads_ms": [b for b in busy if b[1] > 0][:8],
+                           "conditions": conditions(res)}
                     rows.append(row)
                     print(f"{name} {i:2d} 2^{lg} {v} x{s:<4} streamlab {row['sl']:.3f} reference {ref_ms:.3f} "
                           f"ratio {row['sl'] / ref_ms:.3f} {'two groups' if row['rep_modes'] else ''}\n"
                           f"      reps {' '.join('%.2f' % x for x in row['reps_ms'] or [])}\n"
+                          f"      GPU before -> after {row['conditions']}\n"
                           f"      threads (name, CPU ms, last CPU) {row['threads_ms']}", flush=True)
             finally:
                 srv.terminate()
