@@ -59,9 +59,8 @@ static const char *spec_name(const spec_t *s, char *buf, size_t n) {
     return buf;
 }
 
-/* Ops in a plan that a timeline must show (copies, kernels, host work); of the first cap,
- * in plan order, which are blocking (their call returns after them) into blocking[]. */
-static size_t plan_timed_ops(const spec_t *s, bool *blocking, size_t cap) {
+/* Ops in a plan that a timeline must show (copies, kernels, host work). */
+static size_t plan_timed_ops(const spec_t *s) {
     plan_t p;
     sl_error_t err;
     if (plan_build(s, &p, &err) != SL_OK)
@@ -69,11 +68,8 @@ static size_t plan_timed_ops(const spec_t *s, bool *blocking, size_t cap) {
     size_t n = 0;
     for (size_t i = 0; i < p.count; i++)
         if (p.ops[i].kind == PLAN_H2D || p.ops[i].kind == PLAN_KERNEL || p.ops[i].kind == PLAN_D2H ||
-            p.ops[i].kind == PLAN_HOST) {
-            if (n < cap)
-                blocking[n] = p.ops[i].blocking;
+            p.ops[i].kind == PLAN_HOST)
             n++;
-        }
     plan_free(&p);
     return n;
 }
@@ -93,10 +89,8 @@ static int run_checked(const spec_t *s, result_t *r) {
     CHECK(r->backend == BACKEND_CUDA, "%s: expected backend cuda, got %s", name, backend_names[r->backend]);
     CHECK(r->reps >= 1 && r->total_ms.median > 0, "%s: expected reps >= 1 and a positive median, got %d, %g", name,
           r->reps, r->total_ms.median);
-    bool blocking[4096];
     /* tuned has no plan of its own (it runs the one it chose) */
-    size_t want = s->variant == VARIANT_TUNED ? 0 : plan_timed_ops(s, blocking, 4096);
-    size_t nblocking = want <= 4096 ? want : 0;
+    size_t want = s->variant == VARIANT_TUNED ? 0 : plan_timed_ops(s);
     bool sampled = s->timing == TIMING_EVENTS && s->trace_ops == TRACE_SAMPLED && s->variant != VARIANT_TUNED;
     int composed = 0;
     for (int k = 0; k < r->reps; k++) {
@@ -136,15 +130,16 @@ static int run_checked(const spec_t *s, result_t *r) {
             disorder += !(o->call_start_us <= o->call_end_us) || o->call_start_us < prev_end[sh] - 0.01 ||
                         o->call_start_us < -5.0;
             prev_end[sh] = o->call_end_us;
-            /* a blocking op (sequential's cudaMemcpy, pageable memory) returns after it ran */
-            bool async_call = s->host_memory == HOSTMEM_PINNED && i < nblocking && !blocking[i];
-            early += async_call && o->start_us < o->call_start_us - 0.5;
+            /* no op starts before its call began: an async op is handed over inside it, a blocking
+             * pinned one (sequential's cudaMemcpy) at its asynchronous call's return inside it, a
+             * pageable one as its call starts staging it */
+            early += o->start_us < o->call_start_us - 0.5;
         }
         CHECK(missing == 0 && stray == 0, "%s rep %d: %d copies or kernels without their host call, %d calls where none "
               "is recorded", name, k, missing, stray);
         CHECK(disorder == 0, "%s rep %d: %d calls out of order or overlapping within their share (of %lld), or before "
               "the rep", name, k, disorder, (long long)shares);
-        CHECK(early == 0, "%s rep %d: %d async ops starting before their call began", name, k, early);
+        CHECK(early == 0, "%s rep %d: %d ops starting before their call began", name, k, early);
     }
     if (sampled) { /* the first of every third rep's and the median one's */
         int want_n = 0;
@@ -709,7 +704,8 @@ static void test_multi_gpu(void) {
 /* trace_ops sampled against all at a host-bound point (2^22 async_v2 x128), in one run:
  * the sampled timelines are composed of several shares and whole (run_checked), each
  * chunk's ops in their order (a chunk's ops come from one rep), and the median rep's
- * span is nearer the run's clean median than the every-op timeline's (issue 21). */
+ * span is nearer the run's clean median than an every-op rep of the same run stretches its
+ * total (issue 21). */
 static double span_ratio(const result_t *r) {
     const timeline_t *tl = &r->timelines[r->median_rep];
     double a = INFINITY, b = -INFINITY;
@@ -772,9 +768,16 @@ static void test_sampled(void) {
            (long long)shares, rs_ratio, rs.total_ms.median, ra_ratio, ra.total_ms.median,
            probe ? probe : "-");
     free(probe);
-    CHECK(fabs(rs_ratio - 1) < fabs(ra_ratio - 1),
-          "sampled: expected a span nearer the median than every op's events give, got %.3f against %.3f", rs_ratio,
-          ra_ratio);
+    /* against the every-op rep of the same run (the probe's, the least of three traced reps over
+     * the least of three clean ones): the other run's host may have moved its pace meanwhile (a lent
+     * H100, 2026-11-27: clean medians 1.571 and 1.997 ms, its every-op span 1.202 of its own) */
+    json_t *pr = json_object_get(ts, "probe");
+    double pc = json_real_value(json_object_get(pr, "clean_ms")), pt = json_real_value(json_object_get(pr, "traced_ms"));
+    CHECK(pc > 0 && pt > 0, "sampled: expected the probe's clean and traced reps");
+    CHECK(pc > 0 && fabs(rs_ratio - 1) < pt / pc - 1,
+          "sampled: expected a span nearer the median than the same run's every-op rep gives, got %.3f against %.3f "
+          "(the other run's every-op span: %.3f)",
+          rs_ratio, pc > 0 ? pt / pc : 0.0, ra_ratio);
     result_free(&rs);
     result_free(&ra);
 }
