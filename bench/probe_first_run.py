@@ -10,7 +10,11 @@ point with trace_ops all. Per run also the GPU's conditions before and after its
 (SM clock, PCIe link, power, clock-event reasons: result.extra.conditions). A probe: it prints,
 it asserts nothing; the runs go to OUT/firstrun.json (kept in bench/data/probes).
 
-usage: probe_first_run.py STREAMLAB_BIN REF_BIN [--servers ABCW] [--settle S] [--trace-all] [--out DIR]"""
+--sequence V:LOG2:STREAMS,... runs one fresh server through that sequence instead (say
+async_v1:22:256,async_v2:22:1,async_v2:22:1: does a point run slower right after a 256-stream one?).
+
+usage: probe_first_run.py STREAMLAB_BIN REF_BIN [--servers ABCW | --sequence SEQ] [--settle S] [--trace-all]
+                          [--out DIR]"""
 import argparse
 import json
 import os
@@ -62,10 +66,21 @@ def main():
     ap.add_argument("bin")
     ap.add_argument("ref")
     ap.add_argument("--servers", default="ABCW", help="which of the servers to run, in this order")
+    ap.add_argument("--sequence", help="one server through these points: variant:log2:streams,...")
     ap.add_argument("--settle", type=int, default=30)
     ap.add_argument("--trace-all", action="store_true")
     ap.add_argument("--out", default="build/bench")
     a = ap.parse_args()
+    servers = [sv for k in a.servers for sv in SERVERS if sv[0] == k]
+    if a.sequence:
+        try:
+            seq = [(v, int(lg), int(st)) for v, lg, st in (x.split(":") for x in a.sequence.split(","))]
+        except ValueError:
+            raise SystemExit(f"probe-first-run: --sequence: expected variant:log2:streams,..., got {a.sequence}")
+        if any(v not in REF_NAME for v, _, _ in seq):
+            raise SystemExit(f"probe-first-run: --sequence: variants are {', '.join(REF_NAME)}")
+        servers = [("S", seq, {})]
+    servers += [("D", [("async_v1", 25, 16)] * 4, {"trace_ops": "all"})] if a.trace_all else []
     if not has_gpu():
         print("probe-first-run: skipped (no GPU)")
         return 0
@@ -73,8 +88,6 @@ def main():
     cpu = (os.cpu_count() or 1) - 1
     ref = subprocess.Popen([a.ref, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
                            preexec_fn=pin_to(cpu))
-    servers = [sv for k in a.servers for sv in SERVERS if sv[0] == k]
-    servers += [("D", [("async_v1", 25, 16)] * 4, {"trace_ops": "all"})] if a.trace_all else []
     rows = []
     try:
         print("settled:", settle(ref, a.settle), flush=True)
