@@ -772,7 +772,8 @@ static void test_sampled(void) {
      * the least of three clean ones): the other run's host may have moved its pace meanwhile (a lent
      * H100, 2026-11-27: clean medians 1.571 and 1.997 ms, its every-op span 1.202 of its own) */
     json_t *pr = json_object_get(ts, "probe");
-    double pc = json_real_value(json_object_get(pr, "clean_ms")), pt = json_real_value(json_object_get(pr, "traced_ms"));
+    double pc = json_real_value(json_object_get(pr, "clean_ms"));
+    double pt = json_real_value(json_object_get(pr, "traced_ms"));
     CHECK(pc > 0 && pt > 0, "sampled: expected the probe's clean and traced reps");
     CHECK(pc > 0 && fabs(rs_ratio - 1) < pt / pc - 1,
           "sampled: expected a span nearer the median than the same run's every-op rep gives, got %.3f against %.3f "
