@@ -211,24 +211,39 @@ static void enqueue(sim_t *s, int i, int q) {
     s->queue_tail[q] = i;
 }
 
-/* Channel pools: the kernel channel the driver puts kernel i in as the host launches it:
- * a channel that has taken in all its kernels (none waits in it) if there is one, the one
- * whose last kernel ended longest ago first; else the least recently used. (Lent H100,
- * driver 580, CUPTI's channel ids and launch times of 2^25 v1/v2 pipelines of 32-128
- * streams: 1,675 of 1,687 launches made while such a channel existed went to one; 95-99%
- * of the others went to the least recently used; the choice among several idle ones fits 82-95%
- * of all launches this way, CUDA's own work between reps not being in the records.) */
+/* Channel pools: the channel the driver puts copy or kernel i in as the host issues it: a
+ * channel of its pool (its direction's copy channels, or the kernel channels) that is idle
+ * if there is one, else the least recently used. A kernel channel is idle when it has taken
+ * in all its kernels (none waits in it), and among several the one whose last kernel ended
+ * longest ago goes first; a copy channel when its last copy has ended, and among several
+ * the least recently used. (Lent H100, driver 580, CUPTI's channel ids and call times.
+ * Kernels, 2^25 v1/v2 pipelines of 32-128 streams: 1,675 of 1,687 launches made while such
+ * a channel existed went to one; 95-99% of the others went to the least recently used; the
+ * choice among several idle ones fits 82-95% of all launches this way, CUDA's own work
+ * between reps not being in the records. Copies, 2^25 async_v1 x128, 42 reps (GPU-bdb97acb,
+ * 2026-11-27): every one of the 156 H2Ds that broke the channels' turn went to a channel
+ * whose last copy had ended, 1,100 of the 1,158 issued while one had, and where several
+ * had, the least recently used of them; the D2Hs, issued while their channels still hold
+ * copies waiting on kernels, keep the turn, 5,370 of 5,372.) Copies had taken their
+ * direction's channels strictly in turn; the H2D channels' turn then never changed, and the
+ * sim ran 2^25 async_v1 x128 8% quick on every kept table (docs/METHOD.md). */
 static void launch_channel(sim_t *s, int i) {
     const model_op_t *op = &s->in->ops[i];
-    int first = op->device * s->per_dev + 2 * s->copy_channels, pick = -1;
+    bool copy = is_copy(op->kind);
+    int base = op->device * s->per_dev, pick = -1;
+    int first = copy ? base + (op->kind == PLAN_D2H) * s->copy_channels : base + 2 * s->copy_channels;
+    int count = copy ? s->copy_channels : s->kernel_channels;
     double pick_key = 0;
     bool pick_idle = false;
-    for (int c = 0; c < s->kernel_channels; c++) {
+    for (int c = 0; c < count; c++) {
         int q = first + c, last = s->chan_last[q];
-        bool idle = s->queue_head[q] < 0;
-        /* idle: when its last kernel ended (one still running: later than any that ended);
-         * busy: when it was last used */
-        double key = !idle ? (double)s->chan_used[q] : last < 0 ? -NEVER : s->st[last].done ? s->st[last].end : NEVER;
+        bool idle = s->queue_head[q] < 0 && (!copy || last < 0 || s->st[last].done);
+        /* a kernel channel, idle: when its last kernel ended (one still running: later than
+         * any that ended); else, and a copy channel either way: when it was last used */
+        double key = !idle || copy ? (double)s->chan_used[q]
+                     : last < 0    ? -NEVER
+                     : s->st[last].done ? s->st[last].end
+                                        : NEVER;
         if (pick < 0 || (idle && !pick_idle) || (idle == pick_idle && key < pick_key))
             pick = q, pick_idle = idle, pick_key = key;
     }
@@ -296,8 +311,7 @@ static int prepare(sim_t *s, sl_error_t *err) {
     for (int d = 0; d < ndev; d++)
         last_legacy[d] = -1;
 
-    int *copies = calloc((size_t)ndev * 2, sizeof(int)); /* channel pools: copies per device and direction */
-    int rc = copies ? SL_OK : sl_error_set(err, SL_E_NOMEM, "", "out of memory in the model");
+    int rc = SL_OK;
     int run_start = -1; /* pre-Hyper-Q: first kernel of the current back-to-back run */
     int run_dev = -1;
     for (size_t i = 0; i < n && rc == SL_OK; i++) {
@@ -368,18 +382,10 @@ static int prepare(sim_t *s, sl_error_t *err) {
         }
         int q;
         if (s->copy_channels > 0) {
-            /* channel pools: each copy takes its direction's channels in turn, over the
-             * whole plan, not per stream (11,645 of 11,648 copies on a lent H100); a kernel
-             * takes its channel when the host launches it (launch_channel); the default
-             * stream keeps a queue of its own */
-            int base = op->device * per_dev;
-            if (op->stream == PLAN_STREAM_DEFAULT)
-                q = base + per_dev - 1;
-            else if (is_copy(op->kind)) {
-                int dir = op->kind == PLAN_D2H;
-                q = base + dir * s->copy_channels + copies[op->device * 2 + dir]++ % s->copy_channels;
-            } else
-                q = -1;
+            /* channel pools: a copy or kernel takes its channel when the host issues it
+             * (launch_channel), from its pool over the whole plan, not per stream; the
+             * default stream keeps a queue of its own */
+            q = op->stream == PLAN_STREAM_DEFAULT ? op->device * per_dev + per_dev - 1 : -1;
         } else if (hyperq)
             q = op->device * (conns + 1) + (op->stream == PLAN_STREAM_DEFAULT ? conns : op->stream % conns);
         else
@@ -387,7 +393,6 @@ static int prepare(sim_t *s, sl_error_t *err) {
         if (q >= 0)
             enqueue(s, (int)i, q);
     }
-    free(copies);
     free(last_in_stream);
     free(last_record);
     free(last_legacy);
@@ -686,7 +691,7 @@ static int simulate(const model_input_t *in, timeline_t *tl, double *host_done, 
                 rep_first = (long)hi + 1;
                 lead_due = true;
             } else {
-                if (o->queue < 0 && op->kind == PLAN_KERNEL && s.copy_channels > 0)
+                if (o->queue < 0 && s.copy_channels > 0 && plan_is_device_op(op->kind))
                     launch_channel(&s, (int)hi);
                 host_t += cost;
                 o->issued = true;
