@@ -222,7 +222,7 @@ static void enqueue(sim_t *s, int i, int q) {
  * choice among several idle ones fits 82-95% of all launches this way, CUDA's own work
  * between reps not being in the records. Copies, 2^25 async_v1 x128, 42 reps (GPU-bdb97acb,
  * 2026-11-27): every one of the 156 H2Ds that broke the channels' turn went to a channel
- * whose last copy had ended, 1,100 of the 1,158 issued while one had, and where several
+ * whose last copy had ended, 1,158 of the 1,216 issued while one had, and where several
  * had, the least recently used of them; the D2Hs, issued while their channels still hold
  * copies waiting on kernels, keep the turn, 5,370 of 5,372.) Copies had taken their
  * direction's channels strictly in turn; the H2D channels' turn then never changed, and the
