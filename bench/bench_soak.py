@@ -34,11 +34,10 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import has_gpu, pin_to, ref_median_ms, seed_points, settle, start_server  # noqa: E402
+from lab import ask_ref, has_gpu, pin_to, seed_points, settle, start_server  # noqa: E402
 
 POINTS = [  # (variant, log2 size, streams): issue 19's host-bound and two-mode points
     ("async_v2", 22, 256), ("async_v2", 22, 32), ("async_v1", 22, 128), ("async_v1", 25, 64), ("sequential", 25, 1)]
-REF_NAME = {"sequential": "seq", "async_v1": "v1", "async_v2": "v2"}
 
 
 def proc_counts(pid):
@@ -205,14 +204,6 @@ def main():
         srv.terminate()
         srv.wait()
     return 0
-
-
-def ask_ref(ref, p, reps):
-    """One run of point p by a reference process (--serve): its median ms."""
-    v, lg, s = p
-    ref.stdin.write(f"{REF_NAME[v]} {1 << lg} {s} {reps} 3\n")
-    ref.stdin.flush()
-    return ref_median_ms(ref.stdout.readline(), p)
 
 
 def print_counts(counts):

@@ -69,6 +69,19 @@ def ref_median_ms(answer, what):
     return float(words[1])
 
 
+# bench/ref_overlap --serve's name for each variant it runs
+REF_NAME = {"sequential": "seq", "async_v1": "v1", "async_v2": "v2"}
+
+
+def ask_ref(ref, p, reps):
+    """One run of point p (variant, log2 size, streams) by a reference process (--serve),
+    reps reps after 3 warm-ups: its median ms."""
+    v, lg, s = p
+    ref.stdin.write(f"{REF_NAME[v]} {1 << lg} {s} {reps} 3\n")
+    ref.stdin.flush()
+    return ref_median_ms(ref.stdout.readline(), p)
+
+
 def settle(ref, max_s):
     """The machine settled by a reference process (bench/ref_overlap --serve, its `settle`):
     the host-bound points run until they are steady, or max_s pass. (seconds, steady, the

@@ -23,9 +23,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import has_gpu, pin_to, ref_median_ms, settle, start_server  # noqa: E402
+from lab import REF_NAME, ask_ref, has_gpu, pin_to, settle, start_server  # noqa: E402
 
-REF_NAME = {"sequential": "seq", "async_v1": "v1", "async_v2": "v2"}
 TABLE_25 = [("sequential", 25, 1)] + [("async_v1", 25, s) for s in (1, 2, 4, 8, 16, 32)] + [("async_v2", 25, 16)]
 SERVERS = [("A", TABLE_25 * 3, {}),
            ("B", [("async_v1", 25, 16)] * 4 + [("async_v1", 25, 8)] * 4 + [("async_v2", 25, 16)] * 3, {}),
@@ -96,9 +95,7 @@ def main():
             try:
                 lab.wait_health(label)
                 for i, (v, lg, s) in enumerate(seq):
-                    ref.stdin.write(f"{REF_NAME[v]} {1 << lg} {s} 10 3\n")
-                    ref.stdin.flush()
-                    ref_ms = ref_median_ms(ref.stdout.readline(), (v, lg, s))
+                    ref_ms = ask_ref(ref, (v, lg, s), 10)
                     before, t0 = threads(srv.pid), time.time()
                     e = lab.call("POST", "/api/experiments", dict({"variant": v, "size": 1 << lg, "streams": s,
                                                                    "reps": 10, "warmup": 3, "backend": "cuda",
