@@ -14,7 +14,11 @@
  * and last block's end on the GPU's global timer, and every rep prints a line
  * "rep T R MS K0S K0E K1S K1E ..." (us from the rep's earliest kernel start).
  * PROBE_EVENTS=K (a diagnostic): a CUDA event recorded after each op of the first K streams,
- * as a timeline traced by events puts them, to see what the records do to the modes. */
+ * as a timeline traced by events puts them, to see what the records do to the modes.
+ * PROBE_EDGES=1 (with stamps): a one-thread kernel on the legacy stream stamps the rep's start
+ * (right after the start event) and its end (after every stream, before the stop event), and
+ * the rep line gains "edges S E" (us from the earliest kernel start; S negative): where a
+ * rep's time goes before its first kernel, between its kernels and after its last, untraced. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +48,11 @@ __global__ void kernel_stamped(float *a, int offset, unsigned long long *st, uns
     }
 }
 
+/* one thread stamping the global timer: the rep's edges on the kernels' clock */
+__global__ void edge_stamp(unsigned long long *at) {
+    *at = now_ns();
+}
+
 #include "probe_util.cuh"
 
 static void launch(int stamps, float *d_a, int off, int count, cudaStream_t st, unsigned long long *stamp,
@@ -61,6 +70,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     int v2 = strcmp(argv[1], "v2") == 0, keep = strcmp(argv[6], "keep") == 0, stamps = argc == 8;
+    int edges = stamps && getenv("PROBE_EDGES") && atoi(getenv("PROBE_EDGES")) == 1;
     size_t n = strtoull(argv[2], NULL, 0);
     int nstreams = atoi(argv[3]), reps = atoi(argv[4]), trials = atoi(argv[5]);
     if (nstreams < 1 || nstreams > MAX_STREAMS || reps < 1 || trials < 1 || n == 0 || n > 0x7fffffffu ||
@@ -85,9 +95,9 @@ int main(int argc, char **argv) {
             CK(cudaEventCreate(&marks[i][j]));
     unsigned long long *d_st, *h_st;
     unsigned *d_done;
-    CK(cudaMalloc((void **)&d_st, 2 * (size_t)nstreams * sizeof *d_st));
+    CK(cudaMalloc((void **)&d_st, (2 * (size_t)nstreams + 2) * sizeof *d_st));
     CK(cudaMalloc((void **)&d_done, (size_t)nstreams * sizeof *d_done));
-    CK(cudaMallocHost((void **)&h_st, 2 * (size_t)nstreams * sizeof *h_st));
+    CK(cudaMallocHost((void **)&h_st, (2 * (size_t)nstreams + 2) * sizeof *h_st));
     for (int t = 0; t < trials; t++) {
         int offset = t % 16;
         int npad = (int)(((offset - created) % 16 + 16) % 16);
@@ -115,6 +125,8 @@ int main(int argc, char **argv) {
                 CK(cudaDeviceSynchronize());
             }
             CK(cudaEventRecord(start_ev, 0));
+            if (edges)
+                edge_stamp<<<1, 1, 0, 0>>>(d_st + 2 * nstreams);
             for (int i = 0; i < nstreams; ++i) {
                 int off = i * streamSize;
                 CK(cudaMemcpyAsync(&d_a[off], &a[off], streamBytes, cudaMemcpyHostToDevice, stream[i]));
@@ -140,6 +152,8 @@ int main(int argc, char **argv) {
                 if (i < nmarked)
                     CK(cudaEventRecord(marks[i][2], stream[i]));
             }
+            if (edges)
+                edge_stamp<<<1, 1, 0, 0>>>(d_st + 2 * nstreams + 1);
             CK(cudaGetLastError());
             CK(cudaEventRecord(stop_ev, 0));
             CK(cudaEventSynchronize(stop_ev));
@@ -153,13 +167,16 @@ int main(int argc, char **argv) {
             if (r >= 0)
                 times[r] = ms;
             if (stamps && r >= 0) {
-                CK(cudaMemcpy(h_st, d_st, 2 * (size_t)nstreams * sizeof *h_st, cudaMemcpyDeviceToHost));
+                CK(cudaMemcpy(h_st, d_st, (2 * (size_t)nstreams + 2) * sizeof *h_st, cudaMemcpyDeviceToHost));
                 unsigned long long t0 = h_st[0];
                 for (int i = 0; i < nstreams; i++)
                     t0 = h_st[2 * i] < t0 ? h_st[2 * i] : t0;
                 printf("rep %d %d %.4f", t, r, ms);
                 for (int i = 0; i < 2 * nstreams; i++)
                     printf(" %.1f", (double)(h_st[i] - t0) / 1e3);
+                if (edges)
+                    printf(" edges %.1f %.1f", ((double)h_st[2 * nstreams] - (double)t0) / 1e3,
+                           ((double)h_st[2 * nstreams + 1] - (double)t0) / 1e3);
                 printf("\n");
             }
         }
