@@ -118,11 +118,17 @@ BENCH_HEAD_BIN := $(BUILD)/bench/probe_head
 # ... and the seeds' pipeline on arrays of 2^20 to 2^23, issued and gated (bench/probe_sizes.cu)
 BENCH_SIZES_BIN := $(BUILD)/bench/probe_sizes
 
+# ... and what a kernel waiting in a copy's stream costs the copy engine, issued and gated, at 2^25
+# and 2^22 (bench/probe_deps.cu)
+BENCH_DEPS_BIN := $(BUILD)/bench/probe_deps
+
 .PHONY: bench-copies
-bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN) $(BENCH_SMALL_BIN) $(BENCH_HEAD_BIN) $(BENCH_SIZES_BIN)
+bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN) $(BENCH_SMALL_BIN) $(BENCH_HEAD_BIN) $(BENCH_SIZES_BIN) \
+              $(BENCH_DEPS_BIN)
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
 	  echo "bench-copies: skipped (no GPU)"; else $(BENCH_COPIES_BIN) 15 && $(BENCH_STREAMS_BIN) 11 && \
-	  $(BENCH_PIPE_BIN) 11 && $(BENCH_SMALL_BIN) 21 && $(BENCH_HEAD_BIN) 9 && $(BENCH_SIZES_BIN) 15; fi
+	  $(BENCH_PIPE_BIN) 11 && $(BENCH_SMALL_BIN) 21 && $(BENCH_HEAD_BIN) 9 && $(BENCH_SIZES_BIN) 15 && \
+	  $(BENCH_DEPS_BIN) 21 && PROBE_LOG2=22 $(BENCH_DEPS_BIN) 21 8 32 64 128 256; fi
 
 # What issuing a chunk of the seeds' step costs the host, by size, streams, what the host did
 # before the rep and whether the device's queue was full (plain CUDA, bench/probe_host.cu).
