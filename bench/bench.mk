@@ -119,7 +119,8 @@ BENCH_HEAD_BIN := $(BUILD)/bench/probe_head
 BENCH_SIZES_BIN := $(BUILD)/bench/probe_sizes
 
 # ... and what a kernel waiting in a copy's stream costs the copy engine, issued and gated, at 2^25
-# and 2^22 (bench/probe_deps.cu)
+# and 2^22 (bench/probe_deps.cu). The sim of the same patterns, anywhere: build/bench/bench_patterns
+# [PROFILE] (bench/bench_patterns.c).
 BENCH_DEPS_BIN := $(BUILD)/bench/probe_deps
 
 .PHONY: bench-copies

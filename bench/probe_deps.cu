@@ -10,10 +10,13 @@
  *   h2d.own    H2D_i; K_i in a stream of its own (nothing waits)
  *   h2d.d2h    H2D_i, D2H_i (no kernel)
  *   h2d.k.d2h  H2D_i, K_i, D2H_i (the seeds' pipeline with an empty kernel)
+ *   d2h        D2H_i
+ *   k.d2h      K_i, then D2H_i in the same stream (the copy waits for a kernel)
+ *   h2d/d2h    H2D_i in stream i, D2H_i in a stream of its own (both ways, nothing waits)
  * each issued as the seeds issue it (the engines start at the first call) and gated (a 4 ms
  * spin on the legacy stream first, so every op is queued before any runs). Reps alternate the
- * cases forward and backward; per case the median of REPS. Prints ms and, against h2d (or
- * h2d.d2h), us per chunk.
+ * cases forward and backward; per case the median of REPS. Prints ms and, against its base (h2d,
+ * h2d.d2h or d2h), us per chunk.
  * On a lent H100 (GPU-bcd35c3f, 2026-11-27, two passes of 21 reps): a kernel waiting for its
  * H2D made the H2Ds 4.4-5.2 us a chunk dearer at 8 MiB, 2.1-2.7 at 2 MiB, 1.5-1.8 at 1 MiB and
  * 1.3-1.8 at 512 KiB, issued and gated alike; kernels in streams of their own 0.1-0.3 issued. A lent
@@ -24,8 +27,10 @@
 #include <string.h>
 #include "probe_seeds.cuh"
 
-enum { MAXS = 256, NPAT = 6 };
-static const char *PAT[NPAT] = {"h2d", "h2d.k", "h2d|k", "h2d.own", "h2d.d2h", "h2d.k.d2h"};
+enum { MAXS = 256, NPAT = 9 };
+static const char *PAT[NPAT] = {"h2d", "h2d.k", "h2d|k", "h2d.own", "h2d.d2h", "h2d.k.d2h", "d2h", "k.d2h", "h2d/d2h"};
+/* each pattern's base: what it is held against */
+static const int BASE[NPAT] = {0, 0, 0, 0, 4, 4, 6, 6, 4};
 __global__ void empty_kernel(float *a, int off) {
     if (off < 0)
         a[0] = 1;
@@ -34,13 +39,15 @@ __global__ void empty_kernel(float *a, int off) {
 static void issue(int pat, int S, size_t chunk, float *h, float *d, cudaStream_t *st, cudaStream_t *own) {
     for (int i = 0; i < S; i++) {
         size_t off = (size_t)i * chunk;
-        CK(cudaMemcpyAsync(d + off, h + off, chunk * sizeof(float), cudaMemcpyHostToDevice, st[i]));
-        if (pat == 1 || pat == 5)
+        if (pat <= 5 || pat == 8)
+            CK(cudaMemcpyAsync(d + off, h + off, chunk * sizeof(float), cudaMemcpyHostToDevice, st[i]));
+        if (pat == 1 || pat == 5 || pat == 7)
             empty_kernel<<<1, 32, 0, st[i]>>>(d, (int)off);
         if (pat == 3)
             empty_kernel<<<1, 32, 0, own[i]>>>(d, (int)off);
-        if (pat >= 4)
-            CK(cudaMemcpyAsync(h + off, d + off, chunk * sizeof(float), cudaMemcpyDeviceToHost, st[i]));
+        if (pat >= 4) /* the D2H reads back the chunk: h is the pinned array both ways, as the seeds' */
+            CK(cudaMemcpyAsync(h + off, d + off, chunk * sizeof(float), cudaMemcpyDeviceToHost,
+                               pat == 8 ? own[i] : st[i]));
     }
     for (int i = 0; pat == 2 && i < S; i++)
         empty_kernel<<<1, 32, 0, st[i]>>>(d, (int)(i * chunk));
@@ -112,7 +119,7 @@ int main(int argc, char **argv) {
                 med[pat][g] = v[reps / 2];
             }
         for (int pat = 0; pat < NPAT; pat++) {
-            int base = pat >= 4 ? 4 : 0;
+            int base = BASE[pat];
             printf("S %3d %-10s issued %.4f ms gated %.4f ms  over %-7s issued %+6.2f us/chunk gated %+6.2f us/chunk\n", S,
                    PAT[pat], med[pat][0], med[pat][1], PAT[base], (med[pat][0] - med[base][0]) * 1e3 / S,
                    (med[pat][1] - med[base][1]) * 1e3 / S);
