@@ -129,7 +129,7 @@ bench-copies: $(BENCH_COPIES_BIN) $(BENCH_STREAMS_BIN) $(BENCH_PIPE_BIN) $(BENCH
 	@if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then \
 	  echo "bench-copies: skipped (no GPU)"; else $(BENCH_COPIES_BIN) 15 && $(BENCH_STREAMS_BIN) 11 && \
 	  $(BENCH_PIPE_BIN) 11 && $(BENCH_SMALL_BIN) 21 && $(BENCH_HEAD_BIN) 9 && $(BENCH_SIZES_BIN) 15 && \
-	  $(BENCH_DEPS_BIN) 21 && PROBE_LOG2=22 $(BENCH_DEPS_BIN) 21 8 32 64 128 256; fi
+	  $(BENCH_DEPS_BIN) 21 && PROBE_LOG2=22 $(BENCH_DEPS_BIN) 21 2 4 8 32 64 128 256; fi
 
 # What issuing a chunk of the seeds' step costs the host, by size, streams, what the host did
 # before the rep and whether the device's queue was full (plain CUDA, bench/probe_host.cu).

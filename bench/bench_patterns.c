@@ -2,9 +2,10 @@
  * against the hardware's where nothing but the device sets the pace. For a profile (default: the
  * shipped default sim's), the seeds' async_v1/v2 plans over S chunks are cut down to probe_deps'
  * patterns (h2d; h2d.k and h2d|k with an empty kernel; h2d.d2h; h2d.k.d2h; d2h; k.d2h; h2d/d2h,
- * each D2H in a stream of its own) and simulated gated (no
+ * each D2H in a stream of its own; seeds and seeds.kept, the pipeline itself with and without the
+ * array written before each rep) and simulated gated (no
  * host cost: every op queued before any runs) and issued (the profile's host), without the dirty
- * extra (probe_deps writes its array once). An empty kernel is
+ * extra but for seeds (probe_deps writes its array once but there). An empty kernel is
  * one block of EMPTY_US. Prints ms and, against its base, us per chunk, as probe_deps does.
  * A probe: it prints, it asserts nothing.
  * usage: bench_patterns [PROFILE.json] */
@@ -20,13 +21,16 @@
 #include "gpu/sim.h"
 
 #define EMPTY_US 2.0
-enum { NPAT = 8 };
-static const char *PAT[NPAT] = {"h2d", "h2d.k", "h2d|k", "h2d.d2h", "h2d.k.d2h", "d2h", "k.d2h", "h2d/d2h"};
-static const int BASE[NPAT] = {0, 0, 0, 3, 3, 5, 5, 3};
+enum { NPAT = 10 };
+static const char *PAT[NPAT] = {"h2d", "h2d.k",   "h2d|k", "h2d.d2h", "h2d.k.d2h",
+                                "d2h", "k.d2h", "h2d/d2h", "seeds", "seeds.kept"};
+static const int BASE[NPAT] = {0, 0, 0, 3, 3, 5, 5, 3, 4, 4};
 
 /* The pattern's ops of the plan's model input, in place: which kinds stay, kernels made empty,
  * and (h2d/d2h) each D2H moved to a stream of its own, streams + its own. */
 static void cut(model_input_t *in, int pat, int streams) {
+    if (pat >= 8) /* the seeds' pipeline as it is: its kernel, and (seeds) the dirty extra */
+        return;
     bool keep_h = pat <= 4 || pat == 7, keep_k = pat == 1 || pat == 2 || pat == 4 || pat == 6, keep_d = pat >= 3;
     size_t n = 0;
     for (size_t i = 0; i < in->count; i++) {
@@ -64,7 +68,7 @@ static double simulate(const device_info_t *dev, int lg, int streams, int pat, b
     if (sim_model_input(&s, &plan, dev, &in, &err) == SL_OK) {
         /* probe_deps writes its array once, not before every rep as the seeds do: no H2D
          * reads lines the CPU has just written, so none pays the dirty extra */
-        for (size_t i = 0; i < in.count && i < plan.count; i++)
+        for (size_t i = 0; pat != 8 && i < in.count && i < plan.count; i++)
             if (plan.ops[i].kind == PLAN_H2D) {
                 in.ops[i].alone_us -= plan_dirty_extra_us(&s, &dev->calib, plan.ops[i].offset, plan.ops[i].count);
                 in.ops[i].paced_us = 0;
@@ -105,7 +109,8 @@ int main(int argc, char **argv) {
     printf("bench_patterns: %s; empty kernel %.1f us\n", m.devices[0].name, EMPTY_US);
     struct {
         int lg, s;
-    } pts[] = {{25, 16}, {25, 64}, {25, 128}, {25, 256}, {22, 8}, {22, 32}, {22, 64}, {22, 128}, {22, 256}};
+    } pts[] = {{25, 16}, {25, 64}, {25, 128}, {25, 256}, {22, 2},   {22, 4},
+               {22, 8},  {22, 32}, {22, 64},  {22, 128}, {22, 256}};
     for (size_t k = 0; k < sizeof pts / sizeof pts[0]; k++) {
         double ms[NPAT][2];
         for (int pat = 0; pat < NPAT; pat++)

@@ -13,6 +13,8 @@
  *   d2h        D2H_i
  *   k.d2h      K_i, then D2H_i in the same stream (the copy waits for a kernel)
  *   h2d/d2h    H2D_i in stream i, D2H_i in a stream of its own (both ways, nothing waits)
+ *   seeds      H2D_i, the seeds' kernel, D2H_i, the array memset before each rep (the seeds' pipeline)
+ *   seeds.kept the same without the memset (no H2D reads lines the CPU has just written)
  * each issued as the seeds issue it (the engines start at the first call) and gated (a 4 ms
  * spin on the legacy stream first, so every op is queued before any runs). Reps alternate the
  * cases forward and backward; per case the median of REPS. Prints ms and, against its base (h2d,
@@ -27,10 +29,11 @@
 #include <string.h>
 #include "probe_seeds.cuh"
 
-enum { MAXS = 256, NPAT = 9 };
-static const char *PAT[NPAT] = {"h2d", "h2d.k", "h2d|k", "h2d.own", "h2d.d2h", "h2d.k.d2h", "d2h", "k.d2h", "h2d/d2h"};
+enum { MAXS = 256, NPAT = 11 };
+static const char *PAT[NPAT] = {"h2d", "h2d.k", "h2d|k", "h2d.own", "h2d.d2h", "h2d.k.d2h", "d2h", "k.d2h", "h2d/d2h",
+                                "seeds", "seeds.kept"};
 /* each pattern's base: what it is held against */
-static const int BASE[NPAT] = {0, 0, 0, 0, 4, 4, 6, 6, 4};
+static const int BASE[NPAT] = {0, 0, 0, 0, 4, 4, 6, 6, 4, 5, 5};
 __global__ void empty_kernel(float *a, int off) {
     if (off < 0)
         a[0] = 1;
@@ -39,10 +42,12 @@ __global__ void empty_kernel(float *a, int off) {
 static void issue(int pat, int S, size_t chunk, float *h, float *d, cudaStream_t *st, cudaStream_t *own) {
     for (int i = 0; i < S; i++) {
         size_t off = (size_t)i * chunk;
-        if (pat <= 5 || pat == 8)
+        if (pat <= 5 || pat >= 8)
             CK(cudaMemcpyAsync(d + off, h + off, chunk * sizeof(float), cudaMemcpyHostToDevice, st[i]));
         if (pat == 1 || pat == 5 || pat == 7)
             empty_kernel<<<1, 32, 0, st[i]>>>(d, (int)off);
+        if (pat >= 9)
+            kernel<<<(unsigned)(chunk / BLOCK), BLOCK, 0, st[i]>>>(d, (int)off);
         if (pat == 3)
             empty_kernel<<<1, 32, 0, own[i]>>>(d, (int)off);
         if (pat >= 4) /* the D2H reads back the chunk: h is the pinned array both ways, as the seeds' */
@@ -96,6 +101,8 @@ int main(int argc, char **argv) {
         for (int k = 0; k < nc; k++) {
             int c = (r & 1) ? nc - 1 - k : k;
             int S = Ss[c / (NPAT * 2)], pat = (c / 2) % NPAT, gated = c % 2;
+            if (pat == 9)
+                memset(h, 0, bytes);
             CK(cudaDeviceSynchronize());
             if (gated)
                 spin<<<1, 1>>>((long long)clk * 4); /* 4 ms on the legacy stream: the blocking streams wait */
