@@ -10,7 +10,6 @@
  * A probe: it prints, it asserts nothing.
  * usage: bench_patterns [PROFILE.json] */
 #include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,12 +57,17 @@ static double simulate(const device_info_t *dev, int lg, int streams, int pat, b
     spec_defaults(&s, pat == 2 ? VARIANT_ASYNC_V2 : VARIANT_ASYNC_V1);
     s.size = 1ull << lg;
     s.streams = s.chunks = streams;
+    s.kernel = KERNEL_BLOG; /* the seeds' pipeline, as bench_sim runs it */
+    s.block_size = 256;
+    s.host_memory = HOSTMEM_PINNED;
     s.backend = BACKEND_SIM;
     plan_t plan;
     model_input_t in;
     sl_error_t err = {0};
-    if (plan_build(&s, &plan, &err) != SL_OK)
+    if (plan_build(&s, &plan, &err) != SL_OK) {
+        fprintf(stderr, "bench_patterns: 2^%d x%d: %s\n", lg, streams, err.message);
         return -1;
+    }
     double us = -1;
     if (sim_model_input(&s, &plan, dev, &in, &err) == SL_OK) {
         /* probe_deps writes its array once, not before every rep as the seeds do: no H2D
@@ -80,11 +84,15 @@ static double simulate(const device_info_t *dev, int lg, int streams, int pat, b
         memset(&tl, 0, sizeof tl);
         if (model_simulate_reps(&in, 1, 1, &tl, NULL, &err) == SL_OK)
             us = tl.total_us;
+        else
+            fprintf(stderr, "bench_patterns: 2^%d x%d %s: %s\n", lg, streams, PAT[pat], err.message);
         timeline_free(&tl);
         free(in.ops);
+    } else {
+        fprintf(stderr, "bench_patterns: 2^%d x%d: %s\n", lg, streams, err.message);
     }
     plan_free(&plan);
-    return us / 1000.0;
+    return us < 0 ? -1 : us / 1000.0;
 }
 
 int main(int argc, char **argv) {

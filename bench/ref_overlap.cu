@@ -432,13 +432,19 @@ static void make_alive(void) {
     int ns = getenv("REF_ALIVE_STREAMS") ? atoi(getenv("REF_ALIVE_STREAMS")) : 0;
     for (int i = 0; i < ne && i < 100000; i++) {
         cudaEvent_t e;
-        if (cudaEventCreate(&e) != cudaSuccess)
-            break;
+        cudaError_t rc = cudaEventCreate(&e);
+        if (rc != cudaSuccess) {
+            fprintf(stderr, "ref_overlap: REF_ALIVE_EVENTS: event %d: %s\n", i, cudaGetErrorString(rc));
+            exit(1);
+        }
     }
     for (int i = 0; i < ns && i < 10000; i++) {
         cudaStream_t st;
-        if (cudaStreamCreate(&st) != cudaSuccess)
-            break;
+        cudaError_t rc = cudaStreamCreate(&st);
+        if (rc != cudaSuccess) {
+            fprintf(stderr, "ref_overlap: REF_ALIVE_STREAMS: stream %d: %s\n", i, cudaGetErrorString(rc));
+            exit(1);
+        }
     }
 }
 
