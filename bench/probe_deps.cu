@@ -39,23 +39,31 @@ __global__ void empty_kernel(float *a, int off) {
         a[0] = 1;
 }
 
+/* PROBE_WRAP_DEV=MIB, PROBE_WRAP_HOST=MIB (diagnostics): the chunks' device (or host) offsets
+ * wrap at that many MiB, so the copies touch a smaller array on that side (timing only: the
+ * chunks then overwrite one another). 0: none. In floats. */
+static size_t wrap_dev, wrap_host;
+
 static void issue(int pat, int S, size_t chunk, float *h, float *d, cudaStream_t *st, cudaStream_t *own) {
     for (int i = 0; i < S; i++) {
         size_t off = (size_t)i * chunk;
+        size_t doff = wrap_dev ? off % wrap_dev : off, hoff = wrap_host ? off % wrap_host : off;
         if (pat <= 5 || pat >= 8)
-            CK(cudaMemcpyAsync(d + off, h + off, chunk * sizeof(float), cudaMemcpyHostToDevice, st[i]));
+            CK(cudaMemcpyAsync(d + doff, h + hoff, chunk * sizeof(float), cudaMemcpyHostToDevice, st[i]));
         if (pat == 1 || pat == 5 || pat == 7)
-            empty_kernel<<<1, 32, 0, st[i]>>>(d, (int)off);
+            empty_kernel<<<1, 32, 0, st[i]>>>(d, (int)doff);
         if (pat >= 9)
-            kernel<<<(unsigned)(chunk / BLOCK), BLOCK, 0, st[i]>>>(d, (int)off);
+            kernel<<<(unsigned)(chunk / BLOCK), BLOCK, 0, st[i]>>>(d, (int)doff);
         if (pat == 3)
-            empty_kernel<<<1, 32, 0, own[i]>>>(d, (int)off);
+            empty_kernel<<<1, 32, 0, own[i]>>>(d, (int)doff);
         if (pat >= 4) /* the D2H reads back the chunk: h is the pinned array both ways, as the seeds' */
-            CK(cudaMemcpyAsync(h + off, d + off, chunk * sizeof(float), cudaMemcpyDeviceToHost,
+            CK(cudaMemcpyAsync(h + hoff, d + doff, chunk * sizeof(float), cudaMemcpyDeviceToHost,
                                pat == 8 ? own[i] : st[i]));
     }
-    for (int i = 0; pat == 2 && i < S; i++)
-        empty_kernel<<<1, 32, 0, st[i]>>>(d, (int)(i * chunk));
+    for (int i = 0; pat == 2 && i < S; i++) {
+        size_t off = (size_t)i * chunk;
+        empty_kernel<<<1, 32, 0, st[i]>>>(d, (int)(wrap_dev ? off % wrap_dev : off));
+    }
 }
 
 int main(int argc, char **argv) {
@@ -76,6 +84,8 @@ int main(int argc, char **argv) {
     if (lg < 16 || lg > 28)
         lg = 25;
     size_t n = (size_t)1 << lg, bytes = n * sizeof(float);
+    wrap_dev = getenv("PROBE_WRAP_DEV") ? strtoull(getenv("PROBE_WRAP_DEV"), NULL, 10) << 18 : 0; /* MiB in floats */
+    wrap_host = getenv("PROBE_WRAP_HOST") ? strtoull(getenv("PROBE_WRAP_HOST"), NULL, 10) << 18 : 0;
     float *h, *d;
     CK(cudaMallocHost((void **)&h, bytes));
     CK(cudaMalloc((void **)&d, bytes));
@@ -92,7 +102,8 @@ int main(int argc, char **argv) {
     CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0));
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, 0));
-    printf("probe_deps: %s, 2^%d floats, medians of %d reps\n", p.name, lg, reps);
+    printf("probe_deps: %s, 2^%d floats, medians of %d reps; device offsets wrap at %zu MiB, host at %zu (0: none)\n",
+           p.name, lg, reps, wrap_dev >> 18, wrap_host >> 18);
     int nc = nS * NPAT * 2;
     float *t = (float *)calloc((size_t)nc * reps, sizeof(float));
     if (!t)
