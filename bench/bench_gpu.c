@@ -276,13 +276,7 @@ int main(int argc, char **argv) {
             const char *ref_name = v == 0 ? "seq" : v == 1 ? "v1" : "v2";
             for (int streams = 1; streams <= (v == 0 ? 1 : max_streams); streams *= 2) {
                 spec_t s;
-                spec_defaults(&s, variant);
-                s.size = size;
-                s.streams = streams;
-                s.chunks = streams;
-                s.kernel = KERNEL_BLOG;
-                s.block_size = 256;
-                s.host_memory = HOSTMEM_PINNED;
+                bench_seed_spec(&s, variant, size, streams);
                 s.reps = reps;
                 s.warmup = warmup;
                 s.backend = BACKEND_CUDA;

@@ -148,8 +148,7 @@ def against(lab, path, sizes):
     """Simulate the machine of a kept calls file and hold it against the file's calls."""
     d = json.load(open(path))
     m = d["machine"]
-    lab.call("POST", "/api/import", {"format": "streamlab-bundle", "version": 1, "machines": [m], "sweeps": [],
-                                     "experiments": [], "timelines": {}})
+    lab.import_machine(m)
     gpu = (m.get("gpus") or [{}])[0]
     shipped, shipped_name = shipped_profile(lab, gpu.get("name"))
     rows = []

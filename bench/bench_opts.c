@@ -10,6 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+void bench_seed_spec(spec_t *s, variant_t variant, uint64_t size, int streams) {
+    spec_defaults(s, variant);
+    s->size = size;
+    s->streams = s->chunks = streams;
+    s->kernel = KERNEL_BLOG;
+    s->block_size = 256;
+    s->host_memory = HOSTMEM_PINNED;
+}
+
 static int parse_int(const char *s, int *out) {
     char *end = NULL;
     errno = 0;

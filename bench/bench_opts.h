@@ -5,6 +5,9 @@
 #define STREAMLAB_BENCH_OPTS_H
 
 #include <stdbool.h>
+#include <stdint.h>
+
+#include "gpu/core.h"
 
 typedef enum { OPT_FLAG, OPT_INT, OPT_STR } bench_opt_kind_t;
 
@@ -28,5 +31,10 @@ int bench_pin_cpu(int cpu, const char *prog);
 struct json_t;
 /* The JSON file at path, or NULL (said on stderr with the line at fault, naming prog). */
 struct json_t *bench_load_json(const char *path, const char *prog);
+
+/* A point of the seeds' table as a spec, as bench/ref_overlap runs it: variant over size
+ * elements in `streams` chunks, one a stream, the blog kernel, block 256, pinned; the rest
+ * spec_defaults' (reps, warm-ups and backend are the caller's). */
+void bench_seed_spec(spec_t *s, variant_t variant, uint64_t size, int streams);
 
 #endif

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_opts.h"
 #include "gpu/model.h"
 #include "gpu/plan.h"
 #include "gpu/profile.h"
@@ -54,12 +55,7 @@ static void cut(model_input_t *in, int pat, int streams) {
 
 static double simulate(const device_info_t *dev, int lg, int streams, int pat, bool gated) {
     spec_t s;
-    spec_defaults(&s, pat == 2 ? VARIANT_ASYNC_V2 : VARIANT_ASYNC_V1);
-    s.size = 1ull << lg;
-    s.streams = s.chunks = streams;
-    s.kernel = KERNEL_BLOG; /* the seeds' pipeline, as bench_sim runs it */
-    s.block_size = 256;
-    s.host_memory = HOSTMEM_PINNED;
+    bench_seed_spec(&s, pat == 2 ? VARIANT_ASYNC_V2 : VARIANT_ASYNC_V1, 1ull << lg, streams);
     s.backend = BACKEND_SIM;
     plan_t plan;
     model_input_t in;

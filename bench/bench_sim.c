@@ -165,12 +165,7 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
         if (v < 0 || !size || streams < 1 || !(ref_ms > 0))
             continue;
         spec_t s;
-        spec_defaults(&s, (variant_t)v);
-        s.size = size;
-        s.streams = s.chunks = streams;
-        s.kernel = KERNEL_BLOG;
-        s.block_size = 256;
-        s.host_memory = HOSTMEM_PINNED;
+        bench_seed_spec(&s, (variant_t)v, size, streams);
         s.reps = 1;
         s.backend = BACKEND_SIM;
         result_t r;

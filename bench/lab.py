@@ -29,6 +29,12 @@ class Lab:
             raise SystemExit(f"{what}: {e.get('error') or e['status']}")
         return e
 
+    def import_machine(self, machine):
+        """POST /api/import a bundle of one machine (GET /api/machines/{id}'s form, or a
+        profile's "machine"), so that experiments may name it in sim_of."""
+        return self.call("POST", "/api/import", {"format": "streamlab-bundle", "version": 1, "machines": [machine],
+                                                 "sweeps": [], "experiments": [], "timelines": {}})
+
     def wait_health(self, label, deadline_s=120):
         """GET /api/health until it answers (the server is starting): its answer. The
         server was started with --machine-label label: another answering on the port

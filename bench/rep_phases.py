@@ -89,8 +89,7 @@ def main():
     srv, lab, label = start_server(binary, "phases", out_dir)
     try:
         lab.wait_health(label)
-        lab.call("POST", "/api/import", {"format": "streamlab-bundle", "version": 1, "machines": [machine],
-                                         "experiments": [], "sweeps": []})
+        lab.import_machine(machine)
         gpu_name = machine["gpus"][0].get("uuid", "?")[:12]
         print(f"GPU reps (untraced, edges stamped) against the sim of {profile_path} ({gpu_name}); medians, us")
         print(f"{'point':14s} {'reps':>4s} | {'total':>7s} {'A':>6s} {'B':>7s} {'C':>7s} {'L':>7s} | "
