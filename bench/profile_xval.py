@@ -13,6 +13,17 @@ of the tables' median errors and of their largest, and the tables within issue 1
 all four at once (fewer points over 10%, a lower median and largest, as many tables met or
 more); such a profile is marked "better on all four".
 
+Then, per kind, how close any prediction can come to these machines (the floor): the
+shipped profile and each table's own profile (its host's bench-sim) beside two predictions
+that are not a model at all, each held to the same target:
+  - the fleet's median: at each point, the median of the other lent GPUs' tables (that
+    GPU's own tables left out), the best one fixed number per point does for a host it
+    has not seen;
+  - the machine again: the same GPU's second table, measured minutes later (two tables of
+    one UUID, each the prediction of the other, and a profile's `reference_again`, which
+    `bench_sim --measure --again` writes).
+A target the machine again misses is below the lent machines' own repeatability.
+
 usage: bench/profile_xval.py [--bench-sim PATH] KIND...   (KIND: h100, h200, h200x2)
 """
 import argparse
@@ -53,6 +64,69 @@ def score(bench_sim, profile, tables, scratch):
     return len(medians), over, points, medians, largest, met
 
 
+def table_of(reference):
+    """{(size, variant, streams): median_ms} of a reference table."""
+    return {(p["size"], p["variant"], p["streams"]): p["median_ms"] for p in reference["points"]}
+
+
+def errors(pred, meas):
+    """|pred - meas| / meas in %, at the points both hold."""
+    return [abs(pred[k] / meas[k] - 1) * 100 for k in meas if k in pred and meas[k] > 0]
+
+
+def row(label, errs_by_table):
+    """One floor row: tables, over 10% (of points), median of medians, median of largest, met."""
+    errs_by_table = [e for e in errs_by_table if e]
+    if not errs_by_table:
+        return f"  {label:48s}      - (none)"
+    med = [statistics.median(e) for e in errs_by_table]
+    lg = [max(e) for e in errs_by_table]
+    over = sum(x > 10 for e in errs_by_table for x in e)
+    points = sum(len(e) for e in errs_by_table)
+    met = sum(m <= 3 and g <= 10 for m, g in zip(med, lg))
+    return (f"  {label:48s} {len(med):6d} {over:5d} ({100 * over / points:4.1f}%) {statistics.median(med):6.2f}% "
+            f"{statistics.median(lg):7.1f}% {met:4d}")
+
+
+def floor(bench_sim, kind, paths, scratch):
+    """The floor rows of one kind (see the module's doc)."""
+    docs = {t: json.load(open(t)) for t in paths}
+    tables = {t: table_of(d["reference"]) for t, d in docs.items()}
+    gpu = {t: d["profile"]["gpu_uuid"] for t, d in docs.items()}
+    out = os.path.join(scratch, "floor.jsonl")
+
+    def sim(against, profile):
+        args = ["--against", against] if against else []
+        subprocess.run([bench_sim, "--json", out, *args, profile], check=True, capture_output=True)
+        with open(out) as f:
+            rows = [json.loads(x) for x in f]
+        # a profile with a second table is also scored against that one (rows with own_ms)
+        return [abs(r["error"]) * 100 for r in rows if against or "own_ms" not in r]
+
+    shipped = [sim(t, f"profiles/{kind}.json") for t in paths]
+    own = [sim(None, t) for t in paths]
+    fleet = []
+    for t in paths:
+        others = [tables[o] for o in paths if gpu[o] != gpu[t]]
+        if others:
+            pred = {k: statistics.median(o[k] for o in others if k in o) for k in tables[t]}
+            fleet.append(errors(pred, tables[t]))
+    again = []
+    for t in paths:
+        for o in paths:
+            if o != t and gpu[o] == gpu[t]:
+                again.append(errors(tables[o], tables[t]))
+        if "reference_again" in docs[t]:
+            second = table_of(docs[t]["reference_again"])
+            again += [errors(second, tables[t]), errors(tables[t], second)]
+    print(f"{kind}: the floor, each prediction held to issue 18's target over the {len(paths)} tables")
+    print(f"  {'prediction':48s} {'tables':>6s} {'over 10%':>14s} {'median':>7s} {'largest':>8s} {'met':>4s}")
+    print(row(f"the shipped profiles/{kind}.json", shipped))
+    print(row("each table's own profile (its host's bench-sim)", own))
+    print(row("the fleet's median, that GPU's tables left out", fleet))
+    print(row("the machine again, minutes later (both ways)", again))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bench-sim", default="build/bench/bench_sim")
@@ -83,6 +157,7 @@ def main():
                           and met >= base[6])
                 print(f"  {p:48s} {n:6d} {over:5d} ({100 * over / points:4.1f}%) {med:6.2f}% {lg:7.1f}% {met:4d}"
                       f"{'  better on all four than the shipped' if better else ''}")
+            floor(a.bench_sim, kind, list(tables), scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0
