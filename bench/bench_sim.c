@@ -33,7 +33,7 @@
  *
  * --again (with --measure): the reference table is measured a second time right after the
  * first and kept in the profile as `reference_again`. A profile that carries one is then also
- * simulated against it, and its second table is held to the same targets as a prediction of
+ * simulated against it (unless --against names another table), and its second table is held to the same targets as a prediction of
  * its first ("the machine against itself"): a target that the machine misses against its
  * own table minutes later is below its repeatability, not a defect of the sim (on a lent
  * H100, 2026-11-27: 0.7% / 12.5%, missed, where its own profile's sim met it, 1.2% / 8.8%).
@@ -165,7 +165,8 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
            json_string_value(json_object_get(meta, "driver_version")));
     printf("simulated as %s\n", m.devices[0].name);
     const json_t *again = json_object_get(profile, "reference_again");
-    if (against && again && json_object_get(against, "reference") == again)
+    bool self = against && again && json_object_get(against, "reference") == again; /* its own second table */
+    if (self)
         printf("against the same machine's second table (--again), finished %s, the first %s\n",
                str_or(json_object_get(again, "finished_at"), "(not recorded)"),
                str_or(json_object_get(json_object_get(profile, "reference"), "finished_at"), "(not recorded)"));
@@ -247,6 +248,8 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
                         "\"pace_off\": %.6f, \"sim_issue_us\": %.1f, \"ref_issue_us\": %.1f",
                     label, vname, (unsigned long long)size, streams, sim_ms, ref_ms, e, lo_ms, hi_ms, pe, sim_issue_us,
                     ref_issue_us);
+            /* which table the row is against: the profile's own, its second (--again) or another */
+            fprintf(jf, ", \"table\": \"%s\"", self ? "reference_again" : against ? "against" : "reference");
             if (own_ms > 0) /* --against: the profile's own table at this point, and this one against it */
                 fprintf(jf, ", \"own_ms\": %.6f, \"drift\": %.6f", own_ms, d);
             fprintf(jf, "}\n");
@@ -276,14 +279,13 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
         tally_print("the reference, again", "drift", &drift);
         printf("  the sim within the machine's own drift + %.0f%% at %d of %d points\n", 100 * TARGET_MEDIAN,
                within_drift, drift.n);
-        /* the machine as its own sim: the other table held to the same targets */
+        /* the other table held to the same targets as a prediction of the profile's */
         double dmx = 0;
         for (int k = 0; k < drift.n; k++)
             dmx = fmax(dmx, drift.err[k]);
-        printf("the machine against itself (this table as the prediction of the profile's; median <= %.0f%%, largest "
-               "<= %.0f%%): %s\n",
-               100 * TARGET_MEDIAN, 100 * TARGET_MAX,
-               median_of(drift.err, drift.n) <= TARGET_MEDIAN && dmx <= TARGET_MAX ? "met" : "missed");
+        printf("%s (this table as the prediction of the profile's; median <= %.0f%%, largest <= %.0f%%): %s\n",
+               self ? "the machine against itself" : "the other table against the profile's", 100 * TARGET_MEDIAN,
+               100 * TARGET_MAX, median_of(drift.err, drift.n) <= TARGET_MEDIAN && dmx <= TARGET_MAX ? "met" : "missed");
     }
     double mx = 0;
     for (int k = 0; k < all.n; k++)
@@ -302,10 +304,15 @@ static int evaluate_all(const json_t *profile, const json_t *against, const char
     const json_t *again = json_object_get(profile, "reference_again");
     if (rc < 0 || against || !json_is_object(again))
         return rc;
+    if (!json_array_size(json_object_get(again, "points"))) {
+        fprintf(stderr, "bench_sim: %s: its second table (reference_again) has no points; not simulated\n", label);
+        return rc;
+    }
     json_t *second = json_pack("{s:O, s:O}", "profile", json_object_get(profile, "profile"), "reference", again);
-    int rc2 = second ? evaluate(profile, second, label, jf) : -1;
+    if (!second || evaluate(profile, second, label, jf) < 0)
+        fprintf(stderr, "bench_sim: %s: its second table could not be simulated\n", label);
     json_decref(second);
-    return rc2 < 0 ? rc2 : rc;
+    return rc; /* the verdict is the profile's own table's */
 }
 
 /* The profile's large-array host extra and breadth-first call from its reference table
@@ -390,9 +397,10 @@ int main(int argc, char **argv) {
         return 2;
     if (rounds < 1 || rounds > MAX_ROUNDS || reps < 1 || settle < 0 || settle > 1800 || ncal < 1 ||
         ncal > MAX_CALIBRATIONS ||
-        (measure && (!ref_path || !out_path || !name))) {
+        (measure && (!ref_path || !out_path || !name)) || (again && !measure)) {
         fprintf(stderr,
-                "bench_sim: --measure needs --ref, --out and --name; --rounds is 1..%d; --settle 0..1800; "
+                "bench_sim: --measure needs --ref, --out and --name, --again needs --measure; --rounds is 1..%d; "
+                "--settle 0..1800; "
                 "--calibrations 1..%d\n",
                 MAX_ROUNDS, MAX_CALIBRATIONS);
         return 2;
@@ -439,10 +447,9 @@ int main(int argc, char **argv) {
              * would measure it: the machine's own distance from its table */
             json_t *ref2 = ref && again ? measure_reference(&rp, cpu, rounds, reps, warmup) : NULL;
             ref_stop(&rp);
-            if (ref && again && !ref2) {
-                json_decref(ref);
-                ref = NULL;
-            }
+            if (ref && again && !ref2)
+                fprintf(stderr, "bench_sim: the second table (--again) could not be measured; the profile keeps the "
+                                "first alone\n");
             if (ref && settle > 0)
                 json_object_set_new(ref, "settle", json_pack("{s:f, s:b, s:f, s:f}", "seconds", settle_s, "steady",
                                                              steady, "first_v1x128_ms", first_ms, "last_v1x128_ms",

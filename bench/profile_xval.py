@@ -14,8 +14,9 @@ all four at once (fewer points over 10%, a lower median and largest, as many tab
 more); such a profile is marked "better on all four".
 
 Then, per kind, how close any prediction can come to these machines (the floor): the
-shipped profile and each table's own profile (its host's bench-sim) beside two predictions
-that are not a model at all, each held to the same target:
+shipped profile (not on its own GPU's tables) and each table's own profile (its host's
+bench-sim, refitted as above), beside two predictions that are not a model at all, each
+held to the same target:
   - the fleet's median: at each point, the median of the other lent GPUs' tables (that
     GPU's own tables left out), the best one fixed number per point does for a host it
     has not seen;
@@ -100,17 +101,27 @@ def floor(bench_sim, kind, paths, scratch):
         subprocess.run([bench_sim, "--json", out, *args, profile], check=True, capture_output=True)
         with open(out) as f:
             rows = [json.loads(x) for x in f]
-        # a profile with a second table is also scored against that one (rows with own_ms)
-        return [abs(r["error"]) * 100 for r in rows if against or "own_ms" not in r]
+        # a profile with a second table is also scored against that one: those rows are left out
+        return [abs(r["error"]) * 100 for r in rows if r.get("table") != "reference_again"]
 
-    shipped = [sim(t, f"profiles/{kind}.json") for t in paths]
-    own = [sim(None, t) for t in paths]
+    shipped_profile = f"profiles/{kind}.json"
+    # as score() does: the shipped profile is not scored on its own GPU's tables
+    shipped = [sim(t, shipped_profile) for t in paths if gpu[t] != gpu_of(shipped_profile)]
+    own = []
+    for t in paths:  # refitted copies, as main() scores them
+        copy = os.path.join(scratch, "own-" + os.path.basename(t))
+        shutil.copyfile(t, copy)
+        subprocess.run([bench_sim, "--refit", copy], check=True, capture_output=True)
+        own.append(sim(None, copy))
     fleet = []
     for t in paths:
         others = [tables[o] for o in paths if gpu[o] != gpu[t]]
-        if others:
-            pred = {k: statistics.median(o[k] for o in others if k in o) for k in tables[t]}
-            fleet.append(errors(pred, tables[t]))
+        pred = {}
+        for k in tables[t]:
+            vals = [o[k] for o in others if k in o]
+            if vals:
+                pred[k] = statistics.median(vals)
+        fleet.append(errors(pred, tables[t]))
     again = []
     for t in paths:
         for o in paths:
@@ -121,8 +132,8 @@ def floor(bench_sim, kind, paths, scratch):
             again += [errors(second, tables[t]), errors(tables[t], second)]
     print(f"{kind}: the floor, each prediction held to issue 18's target over the {len(paths)} tables")
     print(f"  {'prediction':48s} {'tables':>6s} {'over 10%':>14s} {'median':>7s} {'largest':>8s} {'met':>4s}")
-    print(row(f"the shipped profiles/{kind}.json", shipped))
-    print(row("each table's own profile (its host's bench-sim)", own))
+    print(row(f"the shipped {shipped_profile} (not its own GPU)", shipped))
+    print(row("each table's own profile (refitted)", own))
     print(row("the fleet's median, that GPU's tables left out", fleet))
     print(row("the machine again, minutes later (both ways)", again))
 
