@@ -47,7 +47,7 @@ BIN := $(BUILD)/streamlab
 # keep every intermediate object (make would delete them after each test link)
 .SECONDARY:
 
-.PHONY: all run test test-unit test-api test-web test-san test-gpu test-crash deps web-vendor clean bench-gpu bench-model replay-model bench-http bench-zero-copy bench-copies bench-host fuzz
+.PHONY: all run test test-data test-unit test-api test-web test-san test-gpu test-crash deps web-vendor clean bench-gpu bench-model replay-model bench-http bench-zero-copy bench-copies bench-host fuzz
 all: $(BIN) web-vendor
 
 $(BIN): $(SERVER_OBJ) $(CORE_OBJ)
@@ -88,6 +88,10 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(UNIT_LINK)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(UNIT_LINK) $(LDLIBS)
 
+# the shipped profiles' fleets (bench/fleet.py) are the tables bench/data keeps
+test-data:
+	@$(PYTHON) bench/fleet.py --check && echo "data: the profiles' fleets are bench/data's tables"
+
 test-unit: $(UNIT_BIN)
 	@sh tests/run_unit.sh $(UNIT_BIN)
 
@@ -104,6 +108,7 @@ test-san:
 	  EXTRA_LDFLAGS="-fsanitize=address,undefined" CFLAGS="-O1 -g" SUITE_PREFIX=asan- test-unit test-api
 
 test: deps all
+	@$(MAKE) --no-print-directory test-data
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-api
 	@$(MAKE) --no-print-directory test-crash

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""fleet.py — every lent GPU's table, kept in the shipped profile: what the machines a profile
+stands for measured at each point, so that a simulated point is read beside them.
+
+A shipped profile (profiles/KIND.json) is one loan. The lent GPUs of its kind do not repeat
+one another, nor themselves, within issue 18's 10% at the host-bound and two-mode points
+(docs/METHOD.md, "The floor"). So each profile carries `fleet`: per point of the seeds' table,
+the plain program's median on every lent GPU of that kind whose table is kept in bench/data
+(bench/data/KIND-GPU-….json, each written by `bench_sim --measure`), sorted, with its
+quartiles. The sim's result says where its own total falls among them (result.extra.fleet,
+gpu/sim.c); the Run view draws it.
+
+usage: bench/fleet.py [--check] [KIND...]   (default: every profiles/KIND.json with tables)
+  --check: write nothing; exit 1 where a profile's fleet is not what bench/data holds now
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def quartiles(v):
+    """(p25, median, p75) of a sorted list, the inclusive method (the values themselves at
+    one or two tables)."""
+    if len(v) == 1:
+        return v[0], v[0], v[0]
+    q = statistics.quantiles(v, n=4, method="inclusive")
+    return q[0], q[1], q[2]
+
+
+def fleet_of(kind):
+    """The fleet of KIND from bench/data, or None where it keeps no table of that kind."""
+    paths = sorted(glob.glob(os.path.join(ROOT, "bench", "data", f"{kind}-GPU-*.json")))
+    if not paths:
+        return None
+    by_point, gpus, dates = {}, set(), []
+    for path in paths:
+        with open(path) as f:
+            doc = json.load(f)
+        gpus.add(doc["profile"]["gpu_uuid"])
+        dates.append(doc["profile"]["measured_at"][:10])
+        for p in doc["reference"]["points"]:
+            key = (p["variant"], p["size"], p["streams"])
+            by_point.setdefault(key, []).append(round(p["median_ms"], 6))
+    points = []
+    for (variant, size, streams), v in sorted(by_point.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
+        v.sort()
+        p25, med, p75 = quartiles(v)
+        points.append({"variant": variant, "size": size, "streams": streams, "tables": len(v),
+                       "min_ms": v[0], "p25_ms": round(p25, 6), "median_ms": round(med, 6), "p75_ms": round(p75, 6),
+                       "max_ms": v[-1], "ms": v})
+    return {"what": f"the plain program's seed table (bench/ref_overlap) on every lent {kind.upper()} GPU kept in "
+                    f"bench/data, each table's median per point; written by bench/fleet.py",
+            "tables": len(paths), "gpus": len(gpus), "from": min(dates), "to": max(dates), "points": points}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("kinds", nargs="*")
+    a = ap.parse_args()
+    kinds = a.kinds or sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(ROOT, "profiles", "*.json")))
+    stale = 0
+    for kind in kinds:
+        path = os.path.join(ROOT, "profiles", f"{kind}.json")
+        with open(path) as f:
+            doc = json.load(f)
+        fleet = fleet_of(kind)
+        if fleet is None:
+            continue
+        if a.check:
+            if doc.get("fleet") != fleet:
+                print(f"fleet.py: profiles/{kind}.json's fleet is not bench/data's {fleet['tables']} {kind} tables: "
+                      f"run bench/fleet.py", file=sys.stderr)
+                stale += 1
+            continue
+        doc["fleet"] = fleet
+        with open(path, "w") as f:
+            f.write(json.dumps(doc, indent=1, ensure_ascii=False))
+        print(f"profiles/{kind}.json: fleet of {fleet['tables']} tables, {fleet['gpus']} GPUs, "
+              f"{fleet['from']} to {fleet['to']}")
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
