@@ -417,6 +417,7 @@ int profile_sim_of(const json_t *machine, machine_info_t *m, sl_error_t *err) {
 typedef struct embedded {
     json_t *meta;
     json_t *reference; /* its "reference": the seeds' table measured with it; NULL: none */
+    json_t *fleet;     /* its "fleet": that table on every lent GPU of its kind (bench/fleet.py); NULL: none */
     machine_info_t machine;
 } embedded_t;
 
@@ -457,6 +458,9 @@ static void embedded_load(void) {
             json_t *ref = json_object_get(p, "reference");
             if (json_is_array(json_object_get(ref, "points")))
                 embedded[i].reference = json_incref(ref);
+            json_t *fleet = json_object_get(p, "fleet");
+            if (json_is_array(json_object_get(fleet, "points")))
+                embedded[i].fleet = json_incref(fleet);
         }
         json_decref(p);
     }
@@ -471,7 +475,9 @@ int profile_embedded(int i, const json_t **meta, const machine_info_t **m) {
     return 0;
 }
 
-const json_t *profile_reference_of(const device_info_t *d, const json_t **meta) {
+/* The embedded profile a simulated device stands for, or -1: the default sim's, or the
+ * profile whose GPU the device's SIM- uuid names. */
+static int embedded_of(const device_info_t *d) {
     pthread_once(&embedded_once, embedded_load);
     int pick = -1;
     if (strncmp(d->uuid, "SIM-H100-", 9) == 0) /* the default sim: the first profile */
@@ -481,10 +487,23 @@ const json_t *profile_reference_of(const device_info_t *d, const json_t **meta) 
             for (int k = 0; embedded[i].meta && k < embedded[i].machine.device_count; k++)
                 if (strcmp(d->uuid + 4, embedded[i].machine.devices[k].uuid) == 0)
                     pick = i;
-    if (pick < 0 || !embedded[pick].meta || !embedded[pick].reference)
+    return pick >= 0 && embedded[pick].meta ? pick : -1;
+}
+
+const json_t *profile_reference_of(const device_info_t *d, const json_t **meta) {
+    int pick = embedded_of(d);
+    if (pick < 0 || !embedded[pick].reference)
         return NULL;
     *meta = embedded[pick].meta;
     return embedded[pick].reference;
+}
+
+const json_t *profile_fleet_of(const device_info_t *d, const json_t **meta) {
+    int pick = embedded_of(d);
+    if (pick < 0 || !embedded[pick].fleet)
+        return NULL;
+    *meta = embedded[pick].meta;
+    return embedded[pick].fleet;
 }
 
 void profile_default_device(device_info_t *d, int index) {

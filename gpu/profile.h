@@ -56,6 +56,11 @@ int profile_embedded(int i, const struct json_t **meta, const machine_info_t **m
  * size, streams, median_ms, rounds_ms, issue_us}], ...}), and that profile's metadata in
  * *meta; NULL where the device stands for no embedded profile with a table. */
 const struct json_t *profile_reference_of(const device_info_t *d, const struct json_t **meta);
+/* The same table on every lent GPU of that profile's kind kept in bench/data, the profile's
+ * "fleet" (bench/fleet.py: {tables, gpus, from, to, points: [{variant, size, streams, tables,
+ * min_ms, p25_ms, median_ms, p75_ms, max_ms, ms: [sorted]}]}), and the profile's metadata in
+ * *meta; NULL where the device stands for no embedded profile with a fleet. */
+const struct json_t *profile_fleet_of(const device_info_t *d, const struct json_t **meta);
 /* The point (variant, size, streams) of a profile's reference table ({"points": [...]}), NULL
  * where it has none. */
 const struct json_t *profile_reference_point(const struct json_t *reference, const char *variant, long long size,

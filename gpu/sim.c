@@ -286,6 +286,31 @@ static json_t *reference_json(const device_info_t *dev, const spec_t *spec, doub
                      100.0 * (sim_ms / ms - 1.0));
 }
 
+/* extra.fleet: where the simulated total falls among what every lent GPU of the profile's
+ * kind measured at this point (the profile's "fleet", bench/fleet.py; server/API.md):
+ * sim_rank_pct is the share of those tables quicker than the sim, ties counted half */
+static json_t *fleet_json(const device_info_t *dev, const spec_t *spec, double sim_ms) {
+    const json_t *meta = NULL, *fleet = profile_fleet_of(dev, &meta);
+    const json_t *pt = fleet ? reference_point(fleet, spec) : NULL;
+    const json_t *ms = json_object_get(pt, "ms");
+    size_t n = json_array_size(ms), i;
+    if (!n)
+        return NULL;
+    double below = 0;
+    const json_t *x;
+    json_array_foreach(ms, i, x) {
+        double v = json_number_value(x);
+        below += v < sim_ms ? 1.0 : v == sim_ms ? 0.5 : 0.0;
+    }
+    return json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:I, s:O?, s:O?, s:O?, s:O?, s:O?, s:f}", "what",
+                     json_object_get(fleet, "what"), "profile", json_object_get(meta, "name"), "gpus",
+                     json_object_get(fleet, "gpus"), "from", json_object_get(fleet, "from"), "to",
+                     json_object_get(fleet, "to"), "tables", (json_int_t)n, "min_ms", json_object_get(pt, "min_ms"),
+                     "p25_ms", json_object_get(pt, "p25_ms"), "median_ms", json_object_get(pt, "median_ms"), "p75_ms",
+                     json_object_get(pt, "p75_ms"), "max_ms", json_object_get(pt, "max_ms"), "sim_rank_pct",
+                     100.0 * below / (double)n);
+}
+
 /* The same run with the host's calls this much dearer or cheaper: the median of its reps'
  * totals (ms), or a negative number where it could not be simulated. */
 static double paced_median_ms(const model_input_t *in, double scale, int warmup, int reps) {
@@ -394,5 +419,8 @@ int sim_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, res
     json_t *ref = out->extra ? reference_json(&dev, spec, out->total_ms.median) : NULL;
     if (ref)
         json_object_set_new(out->extra, "reference", ref);
+    json_t *fleet = out->extra ? fleet_json(&dev, spec, out->total_ms.median) : NULL;
+    if (fleet)
+        json_object_set_new(out->extra, "fleet", fleet);
     return SL_OK;
 }

@@ -153,6 +153,44 @@ def test_a_point_of_the_seeds_table_says_what_its_gpu_measured(server):
               f"a spec off the seeds' table ({over})")
 
 
+def test_a_point_of_the_seeds_table_says_where_it_falls_among_the_lent_gpus(server):
+    """result.extra.fleet: the point on every lent GPU of the profile's kind (the profile's fleet, from
+    bench/data by bench/fleet.py), and the share of those tables quicker than the sim."""
+    h200 = profile_machine(server, "lent-h200")
+    cases = [("lent-h100", "h100", None, "async_v1", 128, "2^25"), ("lent-h200", "h200", h200["id"], "async_v2", 256,
+                                                                      "2^22"),
+             ("lent-h100", "h100", None, "sequential", 1, "2^22")]
+    for name, fname, sim_of, variant, streams, size in cases:
+        spec = {"variant": variant, "size": size, "streams": streams, "reps": 3}
+        if sim_of:
+            spec["sim_of"] = sim_of
+        exp = server.wait_done(server.create(spec)["id"])
+        fleet = exp["result"]["extra"].get("fleet")
+        prof, _ = profile_point(fname, variant, 1 << int(size[2:]), streams)
+        rows = [p for p in prof["fleet"]["points"]
+                if p["variant"] == variant and p["size"] == 1 << int(size[2:]) and p["streams"] == streams]
+        check(len(rows) == 1, f"one row in profiles/{fname}.json's fleet", len(rows), "the profile's fleet")
+        row, what = rows[0], f"{name} {variant} {size} x{streams}: result.extra.fleet"
+        check(isinstance(fleet, dict) and fleet.get("profile") == name and fleet.get("tables") == len(row["ms"]) > 1
+              and fleet.get("gpus") == prof["fleet"]["gpus"] and fleet.get("from") == prof["fleet"]["from"]
+              and fleet.get("to") == prof["fleet"]["to"]
+              and all(fleet.get(k) == row[k] for k in ("min_ms", "p25_ms", "median_ms", "p75_ms", "max_ms")),
+              f"the {len(row['ms'])} lent tables' band at the point, as profiles/{fname}.json keeps it", fleet, what)
+        check(row["ms"] == sorted(row["ms"]) and row["min_ms"] == row["ms"][0] and row["max_ms"] == row["ms"][-1]
+              and row["min_ms"] <= row["p25_ms"] <= row["median_ms"] <= row["p75_ms"] <= row["max_ms"],
+              "sorted tables, min <= p25 <= median <= p75 <= max", row, f"profiles/{fname}.json's fleet row")
+        sim_ms = exp["result"]["total_ms"]["median"]
+        rank = 100 * sum(1 if v < sim_ms else 0.5 if v == sim_ms else 0 for v in row["ms"]) / len(row["ms"])
+        check(abs(fleet["sim_rank_pct"] - rank) < 1e-9, f"{rank}: the tables quicker than the sim's {sim_ms} ms",
+              fleet["sim_rank_pct"], what + ".sim_rank_pct")
+    # off the seeds' table: none
+    for over in ({"kernel": "compute"}, {"size": "2^20"}):
+        spec = dict({"variant": "async_v1", "size": "2^22", "streams": 4, "reps": 3}, **over)
+        exp = server.wait_done(server.create(spec)["id"])
+        check("fleet" not in exp["result"]["extra"], "no extra.fleet", exp["result"]["extra"].get("fleet"),
+              f"a spec off the seeds' table ({over})")
+
+
 def test_a_simulated_result_gives_its_host_pace_band(server):
     """result.extra.host_pace: the run again with the host's calls 0.9-2 times as dear; the run itself at 1.
     Host-paced (2^22 x256) it spreads; copy-paced (2^25 x4) it moves only by what the copy engine waits for

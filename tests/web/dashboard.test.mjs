@@ -523,12 +523,21 @@ test('run detail: a simulated point of the seeds\' table says what the profile\'
   const side = ref.sim_error_pct >= 0 ? 'slower' : 'faster';
   const want = new RegExp(`^measured on lent-h100's GPU \\(GPU-406d4a42, 2026-11-26\\) by a plain CUDA program: [0-9.]+ ms \\(5 rounds, [0-9.]+ ms to [0-9.]+ ms\\); the simulation is ${pct}% ${side}$`);
   check(line && want.test(line), 'the total card says what the profile\'s GPU measured, its rounds and how far the sim is', want.source, line);
+  // and where it falls among every lent GPU of the kind (result.extra.fleet)
+  const fleet = e.result?.extra?.fleet;
+  check(fleet && fleet.tables > 1 && fleet.min_ms <= fleet.p25_ms && fleet.p25_ms <= fleet.p75_ms && fleet.p75_ms <= fleet.max_ms,
+    'the API gives the lent GPUs\' band (result.extra.fleet)', 'tables > 1, min <= p25 <= p75 <= max', fleet);
+  const fline = await page.$eval('#fleet-line', (el) => el.textContent).catch(() => null);
+  const fwant = new RegExp(`^${fleet.tables} lent tables of this kind \\(${fleet.gpus} GPUs, ${fleet.from} to ${fleet.to}\\): `
+    + `[0-9.]+ ms to [0-9.]+ ms, the middle half [0-9.]+ ms to [0-9.]+ ms; the simulation is slower than ${Math.round(fleet.sim_rank_pct)}% of them$`);
+  check(fline && fwant.test(fline), 'the total card says where the sim falls among the lent GPUs', fwant.source, fline);
   // off the seeds' table (another kernel): no such line
   const r2 = await apiCall('POST', '/api/experiments', { variant: 'async_v1', streams: 64, size: 2 ** 25, reps: 3, kernel: 'compute', label: 'web-test off the table' });
   const e2 = await waitFinished(r2.json.id);
   await open(page, `#/run/${e2.id}`);
   await page.waitForSelector('#summary', { timeout: 10000 });
   check(!(await page.$('#reference-line')), 'a run off the seeds\' table has no measured line', 'absent', 'present');
+  check(!(await page.$('#fleet-line')), 'a run off the seeds\' table has no lent GPUs\' band', 'absent', 'present');
   checkNoProblems(page);
   await page.closeAll();
 });

@@ -124,6 +124,24 @@ function referenceLine(e) {
     + `${fmtMs(ref.median_ms)}${spread}; the simulation is ${pct.toFixed(1)}% ${side}`);
 }
 
+// A simulated point of the seeds' table among every lent GPU of the profile's kind
+// (result.extra.fleet, server/API.md): the band the simulation is to be read in.
+function fleetLine(e) {
+  const f = e.result?.extra?.fleet;
+  if (e.result?.backend !== 'sim' || !f || !(f.tables > 0) || !(f.min_ms > 0) || !(f.max_ms >= f.min_ms)
+      || typeof f.sim_rank_pct !== 'number') return null;
+  const many = f.tables > 1;
+  const gpus = f.gpus > 0 ? `${f.gpus} GPU${f.gpus > 1 ? 's' : ''}` : 'its GPUs';
+  const when = f.from && f.to ? (f.from === f.to ? `, ${f.from}` : `, ${f.from} to ${f.to}`) : '';
+  const band = many ? `${fmtMs(f.min_ms)} to ${fmtMs(f.max_ms)}, the middle half ${fmtMs(f.p25_ms)} to ${fmtMs(f.p75_ms)}`
+    : fmtMs(f.min_ms);
+  const rank = Math.round(f.sim_rank_pct);
+  return h('div', { class: 'stat-sub', id: 'fleet-line', role: 'note',
+    title: 'each table the median of its rounds, measured by the plain CUDA program (bench/ref_overlap)' },
+    `${f.tables} lent ${many ? 'tables' : 'table'} of this kind (${gpus}${when}): ${band}; `
+    + `the simulation is slower than ${rank}% of them`);
+}
+
 // A simulated run's band over the host's pace (ui.js hostPace): the same run with the host's
 // calls 0.9-2x as dear, said where it moves the total by more than 5%.
 function hostPaceLine(e) {
@@ -146,6 +164,7 @@ function summaryCards(e, machine) {
       h('div', { class: 'stat-sub' }, `min ${fmtMs(t.min)} · max ${fmtMs(t.max)} · σ ${fmtMs(t.stddev)}`),
       repModes(r.rep_modes),
       referenceLine(e),
+      fleetLine(e),
       hostPaceLine(e),
       hostIssueLine(e, machine),
       h('div', { class: 'reps-chart' }, h('canvas', { id: 'reps-canvas' }))),
