@@ -585,6 +585,15 @@ test('the sweep chart: a simulated sweep of the seeds\' table draws what the pro
     'a series of the plain program\'s medians at the sweep\'s points', `async_v1 measured on lent-h100's GPU: ${want}`, ref && `${ref.label}: ${ys}`);
   check(chart.legend.includes('measured on its GPU (plain CUDA)') && !chart.legend.includes(ref?.label),
     'one legend entry says what the squares are', 'measured on its GPU (plain CUDA)', chart.legend);
+  // the lent GPUs' middle half there (result.extra.fleet): a grey band, one legend entry
+  const lentY = (label) => (chart.datasets.find((d) => d.kind === 'fleet' && d.label === label)?.data || []).map((pt) => pt.y);
+  const fleetBy = (key) => done.map((e) => [e.spec.streams, e.result.extra.fleet?.[key]]).sort((a, b) => a[0] - b[0]).map((v) => v[1]);
+  check(fleetBy('p25_ms').every((v) => v > 0) && JSON.stringify(lentY('async_v1 lent p25')) === JSON.stringify(fleetBy('p25_ms'))
+    && JSON.stringify(lentY('async_v1 lent p75')) === JSON.stringify(fleetBy('p75_ms')),
+  'a grey band from each point\'s fleet p25_ms to its p75_ms', `${fleetBy('p25_ms')} … ${fleetBy('p75_ms')}`,
+  `${lentY('async_v1 lent p25')} … ${lentY('async_v1 lent p75')}`);
+  check(chart.legend.includes('lent GPUs of its kind, middle half') && !chart.legend.includes('async_v1 lent p25'),
+    'one legend entry says what the grey band is', 'lent GPUs of its kind, middle half', chart.legend);
   // a simulated point's band is its host pace (result.extra.host_pace), not its alike reps
   const byStreams = (key) => done.map((e) => [e.spec.streams, e.result.extra.host_pace[key]]).sort((a, b) => a[0] - b[0]).map((v) => v[1]);
   const bandY = (label) => (chart.datasets.find((d) => d.band && d.label === label)?.data || []).map((pt) => pt.y);
@@ -603,7 +612,7 @@ test('the sweep chart: a simulated sweep of the seeds\' table draws what the pro
   await open(page, `#/sweep/${sw2.json.id}`);
   await page.waitForSelector('#sweep-time-canvas', { timeout: 10000 });
   const chart2 = await datasetsOf(page, '#sweep-time-canvas');
-  check(!chart2.datasets.some((d) => d.kind === 'ref' || d.kind === 'ref-legend'), 'a sweep off the seeds\' table draws no measured series', 'none', chart2.datasets.map((d) => d.kind));
+  check(!chart2.datasets.some((d) => ['ref', 'ref-legend', 'fleet', 'fleet-legend'].includes(d.kind)), 'a sweep off the seeds\' table draws no measured series and no lent band', 'none', chart2.datasets.map((d) => d.kind));
   checkNoProblems(page);
   await page.closeAll();
 });

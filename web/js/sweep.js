@@ -210,6 +210,16 @@ export async function render(root, ctx) {
       // GPU the profile stands for (result.extra.reference), hollow squares in the series' colour
       const meas = s.points.filter((p) => p.result.backend === 'sim' && p.result.extra?.reference?.median_ms > 0);
       if (meas.length) timeSets.push({ label: `${s.key} measured on ${meas[0].result.extra.reference.profile || 'the profile'}'s GPU`, data: meas.map((p) => pt(p, p.result.extra.reference.median_ms)), borderColor: c, backgroundColor: 'transparent', borderDash: [2, 2], borderWidth: 1.2, pointRadius: 4.5, pointBorderWidth: 1.6, pointStyle: 'rect', kind: 'ref' });
+      // ... and the middle half of every lent GPU of that kind there (result.extra.fleet), a grey band
+      const lent = s.points.filter((p) => p.result.backend === 'sim' && p.result.extra?.fleet?.tables > 1 && p.result.extra.fleet.p75_ms >= p.result.extra.fleet.p25_ms);
+      if (lent.length) {
+        timeSets.push({ label: `${s.key} lent p25`, data: lent.map((p) => pt(p, p.result.extra.fleet.p25_ms)), borderColor: '#b8c0cc88', borderDash: [1, 2], borderWidth: 1, pointRadius: 0, fill: false, kind: 'fleet' });
+        timeSets.push({ label: `${s.key} lent p75`, data: lent.map((p) => pt(p, p.result.extra.fleet.p75_ms)), borderColor: '#b8c0cc88', borderDash: [1, 2], borderWidth: 1, pointRadius: 0, fill: '-1', backgroundColor: '#b8c0cc26', kind: 'fleet' });
+      }
+    }
+    const lentBand = timeSets.some((d) => d.kind === 'fleet');
+    if (lentBand) {
+      timeSets.push({ label: 'lent GPUs of its kind, middle half', data: [], borderColor: '#b8c0cc', backgroundColor: '#b8c0cc40', borderDash: [1, 2], borderWidth: 1, pointStyle: 'rect', kind: 'fleet-legend' });
     }
     const refs = timeSets.filter((d) => d.kind === 'ref');
     const paced = done.some((p) => hostPace(p));
@@ -240,7 +250,7 @@ export async function render(root, ctx) {
       const el = els.find((e) => chart.data.datasets[e.datasetIndex].data[e.index]?.id);
       if (el) ctx.go(hashFor('run', chart.data.datasets[el.datasetIndex].data[el.index].id));
     };
-    const legendFilter = (item, data) => !data.datasets[item.datasetIndex].band && !['pred', 'ref'].includes(data.datasets[item.datasetIndex].kind);
+    const legendFilter = (item, data) => !data.datasets[item.datasetIndex].band && !['pred', 'ref', 'fleet'].includes(data.datasets[item.datasetIndex].kind);
 
     const timeCanvas = h('canvas', { id: 'sweep-time-canvas' });
     const speedCanvas = h('canvas', { id: 'sweep-speedup-canvas' });
@@ -248,7 +258,7 @@ export async function render(root, ctx) {
     const logToggle = h('a', { class: 'small', href: hashFor('sweep', id, { ...Object.fromEntries(ctx.params), logy: logY ? '0' : '1' }) }, logY ? 'linear y' : 'log y');
     body.append(
       h('section', { class: 'card chart-card' },
-        h('div', { class: 'card-head' }, h('h2', {}, `Time vs ${x}`), h('span', { class: 'muted' }, `median of reps; ▲: reps in two groups, the median neither; band: min … max${paced ? ' (simulated: the host\'s calls 0.9-2× as dear)' : ''}; dashed ◆: model prediction; dotted: floor${refs.length ? '; □: measured on the simulated GPU by a plain CUDA program' : ''}`), logToggle),
+        h('div', { class: 'card-head' }, h('h2', {}, `Time vs ${x}`), h('span', { class: 'muted' }, `median of reps; ▲: reps in two groups, the median neither; band: min … max${paced ? ' (simulated: the host\'s calls 0.9-2× as dear)' : ''}; dashed ◆: model prediction; dotted: floor${refs.length ? '; □: measured on the simulated GPU by a plain CUDA program' : ''}${lentBand ? '; grey: the middle half of every lent GPU of its kind' : ''}`), logToggle),
         h('div', { class: 'chart-box tall' }, timeCanvas)),
       h('div', { class: 'two-col' },
         h('section', { class: 'card chart-card' }, h('h2', { id: 'speedup-title' }), h('div', { class: 'chart-box' }, speedCanvas)),
