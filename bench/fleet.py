@@ -43,9 +43,15 @@ def fleet_of(kind):
             doc = json.load(f)
         gpus.add(doc["profile"]["gpu_uuid"])
         dates.append(doc["profile"]["measured_at"][:10])
+        seen = set()
         for p in doc["reference"]["points"]:
             key = (p["variant"], p["size"], p["streams"])
-            by_point.setdefault(key, []).append(round(p["median_ms"], 6))
+            ms = p.get("median_ms")
+            if not isinstance(ms, (int, float)) or not ms > 0 or key in seen:
+                raise SystemExit(f"fleet.py: {os.path.relpath(path, ROOT)}: point {key} has no median_ms > 0 or "
+                                 f"comes twice")
+            seen.add(key)
+            by_point.setdefault(key, []).append(round(ms, 6))
     points = []
     for (variant, size, streams), v in sorted(by_point.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
         v.sort()
@@ -67,16 +73,22 @@ def main():
     stale = 0
     for kind in kinds:
         path = os.path.join(ROOT, "profiles", f"{kind}.json")
+        if not os.path.exists(path):
+            print(f"fleet.py: no profiles/{kind}.json", file=sys.stderr)
+            return 2
         with open(path) as f:
             doc = json.load(f)
         fleet = fleet_of(kind)
-        if fleet is None:
-            continue
         if a.check:
             if doc.get("fleet") != fleet:
-                print(f"fleet.py: profiles/{kind}.json's fleet is not bench/data's {fleet['tables']} {kind} tables: "
-                      f"run bench/fleet.py", file=sys.stderr)
+                print(f"fleet.py: profiles/{kind}.json's fleet is not bench/data's "
+                      f"{fleet['tables'] if fleet else 'no'} {kind} tables: run bench/fleet.py", file=sys.stderr)
                 stale += 1
+            continue
+        if fleet is None:  # no table of that kind kept: no fleet
+            if doc.pop("fleet", None) is not None:
+                with open(path, "w") as f:
+                    f.write(json.dumps(doc, indent=1, ensure_ascii=False))
             continue
         doc["fleet"] = fleet
         with open(path, "w") as f:

@@ -292,16 +292,18 @@ static json_t *reference_json(const device_info_t *dev, const spec_t *spec, doub
 static json_t *fleet_json(const device_info_t *dev, const spec_t *spec, double sim_ms) {
     const json_t *meta = NULL, *fleet = profile_fleet_of(dev, &meta);
     const json_t *pt = fleet ? reference_point(fleet, spec) : NULL;
-    const json_t *ms = json_object_get(pt, "ms");
-    size_t n = json_array_size(ms), i;
-    if (!n)
-        return NULL;
+    const json_t *ms = json_object_get(pt, "ms"), *x;
+    size_t n = 0, i;
     double below = 0;
-    const json_t *x;
     json_array_foreach(ms, i, x) {
+        if (!json_is_number(x))
+            continue; /* a table's entry that is no number counts for nothing */
         double v = json_number_value(x);
         below += v < sim_ms ? 1.0 : v == sim_ms ? 0.5 : 0.0;
+        n++;
     }
+    if (!n)
+        return NULL;
     return json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:I, s:O?, s:O?, s:O?, s:O?, s:O?, s:f}", "what",
                      json_object_get(fleet, "what"), "profile", json_object_get(meta, "name"), "gpus",
                      json_object_get(fleet, "gpus"), "from", json_object_get(fleet, "from"), "to",

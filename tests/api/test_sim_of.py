@@ -153,7 +153,7 @@ def test_a_point_of_the_seeds_table_says_what_its_gpu_measured(server):
               f"a spec off the seeds' table ({over})")
 
 
-def test_a_point_of_the_seeds_table_says_where_it_falls_among_the_lent_gpus(server):
+def test_a_point_of_the_seeds_table_says_where_it_falls_in_the_fleet(server):
     """result.extra.fleet: the point on every lent GPU of the profile's kind (the profile's fleet, from
     bench/data by bench/fleet.py), and the share of those tables quicker than the sim."""
     h200 = profile_machine(server, "lent-h200")

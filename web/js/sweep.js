@@ -211,7 +211,7 @@ export async function render(root, ctx) {
       const meas = s.points.filter((p) => p.result.backend === 'sim' && p.result.extra?.reference?.median_ms > 0);
       if (meas.length) timeSets.push({ label: `${s.key} measured on ${meas[0].result.extra.reference.profile || 'the profile'}'s GPU`, data: meas.map((p) => pt(p, p.result.extra.reference.median_ms)), borderColor: c, backgroundColor: 'transparent', borderDash: [2, 2], borderWidth: 1.2, pointRadius: 4.5, pointBorderWidth: 1.6, pointStyle: 'rect', kind: 'ref' });
       // ... and the middle half of every lent GPU of that kind there (result.extra.fleet), a grey band
-      const lent = s.points.filter((p) => p.result.backend === 'sim' && p.result.extra?.fleet?.tables > 1 && p.result.extra.fleet.p75_ms >= p.result.extra.fleet.p25_ms);
+      const lent = s.points.filter((p) => p.result.backend === 'sim' && p.result.extra?.fleet?.tables > 1 && Number.isFinite(p.result.extra.fleet.p25_ms) && Number.isFinite(p.result.extra.fleet.p75_ms) && p.result.extra.fleet.p75_ms >= p.result.extra.fleet.p25_ms);
       if (lent.length) {
         timeSets.push({ label: `${s.key} lent p25`, data: lent.map((p) => pt(p, p.result.extra.fleet.p25_ms)), borderColor: '#b8c0cc88', borderDash: [1, 2], borderWidth: 1, pointRadius: 0, fill: false, kind: 'fleet' });
         timeSets.push({ label: `${s.key} lent p75`, data: lent.map((p) => pt(p, p.result.extra.fleet.p75_ms)), borderColor: '#b8c0cc88', borderDash: [1, 2], borderWidth: 1, pointRadius: 0, fill: '-1', backgroundColor: '#b8c0cc26', kind: 'fleet' });
