@@ -39,6 +39,12 @@
  * H100, 2026-11-27: 0.7% / 12.5%, missed, where its own profile's sim met it, 1.2% / 8.8%).
  * --json rows against another table carry own_ms and drift as well.
  *
+ * Where an embedded profile was measured on a GPU of the table's name, the table is also set
+ * among that profile's fleet (every lent table of the kind kept in bench/data, bench/fleet.py):
+ * per point the share of those tables quicker than this one (`fleet`; fleet_rank in --json),
+ * and in the median over the points: is this machine a quick or a slow one of its kind? A
+ * table kept in bench/data is in the fleet itself, and counts as a tie.
+ *
  * usage: bench_sim [--measure --ref PATH --out FILE --name NAME [--rounds R] [--reps N]
  *                  [--cpu N] [--settle S] [--calibrations N] [--again]] [--refit] [--against OTHER]
  *                  [--json FILE] [PROFILE...]
@@ -144,6 +150,21 @@ static double reference_ms(const json_t *profile, const char *variant, uint64_t 
     return json_number_value(json_object_get(p, "median_ms"));
 }
 
+/* The share of a fleet's tables (bench/fleet.py) quicker than ms at a point, ties half; -1
+ * where the fleet has no such point. */
+static double fleet_rank(const json_t *fleet, const char *variant, uint64_t size, int streams, double ms) {
+    const json_t *pt = fleet ? profile_reference_point(fleet, variant, (long long)size, streams) : NULL, *x;
+    size_t i, n = 0;
+    double below = 0;
+    json_array_foreach(json_object_get(pt, "ms"), i, x) {
+        if (!json_is_number(x))
+            continue;
+        below += json_number_value(x) < ms ? 1.0 : json_number_value(x) == ms ? 0.5 : 0.0;
+        n++;
+    }
+    return n ? below / (double)n : -1;
+}
+
 /* Simulate every point the profile's reference holds; print the table and the errors.
  * Returns 0 when the targets are met, 1 when not, -1 when the profile cannot be used. */
 static int evaluate(const json_t *profile, const json_t *against, const char *label, FILE *jf) {
@@ -155,6 +176,10 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
     }
     const json_t *meta = json_object_get(profile, "profile");
     const json_t *points = json_object_get(json_object_get(against ? against : profile, "reference"), "points");
+    /* where this table falls among the lent GPUs of its kind (the embedded profile of that GPU's
+     * name, its fleet: bench/fleet.py): at each point, the share of their tables quicker */
+    const json_t *fleet_meta = NULL;
+    const json_t *fleet = profile_fleet_named(json_string_value(json_object_get(meta, "gpu_name")), &fleet_meta);
     if (!json_array_size(points)) {
         fprintf(stderr, "bench_sim: %s: no reference table to compare with\n", label);
         return -1;
@@ -175,9 +200,11 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
                json_string_value(json_object_get(json_object_get(against, "profile"), "name")),
                json_string_value(json_object_get(json_object_get(against, "profile"), "measured_at")),
                json_string_value(json_object_get(json_object_get(against, "profile"), "gpu_uuid")));
-    printf("%-6s %-11s %7s %10s %10s %8s %8s%s  %s\n", "size", "variant", "streams", "sim_ms", "ref_ms", "error",
-           "spread", against ? "    drift" : "", "host pace 0.9-2x: sim_ms, off");
-    tally_t all = {0}, by[2][3], drift = {0}, spread = {0}, paced = {0}, issue = {0};
+    printf("%-6s %-11s %7s %10s %10s %8s %8s%s  %s%s\n", "size", "variant", "streams", "sim_ms", "ref_ms", "error",
+           "spread", against ? "    drift" : "", "host pace 0.9-2x: sim_ms, off",
+           fleet ? "  fleet: its tables quicker than ref_ms" : "");
+    tally_t all = {0}, by[2][3], drift = {0}, spread = {0}, paced = {0}, issue = {0}, rank = {0};
+    int outside_fleet = 0;
     int within_drift = 0;
     memset(by, 0, sizeof by);
     size_t i;
@@ -235,6 +262,12 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
         }
         if (lo_ms > 0)
             printf("  %.3f-%.3f %5.1f%%", lo_ms, hi_ms, 100 * pe);
+        double fr = fleet_rank(fleet, vname, size, streams, ref_ms);
+        if (fr >= 0) {
+            printf("  fleet %3.0f%%", 100 * fr);
+            tally_add(&rank, fr);
+            outside_fleet += fr == 0 || fr == 1;
+        }
         printf("\n");
         tally_add(&all, fabs(e));
         tally_add(&paced, pe);
@@ -252,6 +285,8 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
             fprintf(jf, ", \"table\": \"%s\"", self ? "reference_again" : against ? "against" : "reference");
             if (own_ms > 0) /* --against: the profile's own table at this point, and this one against it */
                 fprintf(jf, ", \"own_ms\": %.6f, \"drift\": %.6f", own_ms, d);
+            if (fr >= 0) /* the share of the lent GPUs' tables quicker than this one here */
+                fprintf(jf, ", \"fleet_rank\": %.4f", fr);
             fprintf(jf, "}\n");
         }
     }
@@ -266,6 +301,11 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
     tally_print("all", "error", &all);
     tally_print("host pace 0.9-2x", "off", &paced);
     tally_print("the reference's rounds", "spread", &spread);
+    if (rank.n) /* this table among the lent GPUs' of its kind */
+        printf("  this table among the %s fleet  %d points  median %.0f%% of its tables quicker; %d points outside "
+               "their range (0%% or 100%%)\n",
+               json_string_value(json_object_get(fleet_meta, "name")), rank.n, 100 * median_of(rank.err, rank.n),
+               outside_fleet);
     if (issue.n) /* where the host can set the pace: whose host was the quicker */
         printf("  host issue, sim / table %3d points  median %.2f at 16-256 streams (under 1: the sim's host quicker)\n",
                issue.n, median_of(issue.err, issue.n));

@@ -498,6 +498,18 @@ const json_t *profile_reference_of(const device_info_t *d, const json_t **meta) 
     return embedded[pick].reference;
 }
 
+const json_t *profile_fleet_named(const char *gpu_name, const json_t **meta) {
+    pthread_once(&embedded_once, embedded_load);
+    for (int i = 0; gpu_name && i < nembedded; i++) {
+        const char *name = embedded[i].meta ? json_string_value(json_object_get(embedded[i].meta, "gpu_name")) : NULL;
+        if (embedded[i].fleet && name && strcmp(name, gpu_name) == 0) {
+            *meta = embedded[i].meta;
+            return embedded[i].fleet;
+        }
+    }
+    return NULL;
+}
+
 const json_t *profile_fleet_of(const device_info_t *d, const json_t **meta) {
     int pick = embedded_of(d);
     if (pick < 0 || !embedded[pick].fleet)

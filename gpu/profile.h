@@ -61,6 +61,10 @@ const struct json_t *profile_reference_of(const device_info_t *d, const struct j
  * min_ms, p25_ms, median_ms, p75_ms, max_ms, ms: [sorted]}]}), and the profile's metadata in
  * *meta; NULL where the device stands for no embedded profile with a fleet. */
 const struct json_t *profile_fleet_of(const device_info_t *d, const struct json_t **meta);
+/* The fleet of the first embedded profile measured on a GPU of this name ("NVIDIA H100 80GB
+ * HBM3"), and that profile's metadata; NULL where none is: how a measured machine's table
+ * compares with the lent GPUs of its kind (bench_sim). */
+const struct json_t *profile_fleet_named(const char *gpu_name, const struct json_t **meta);
 /* The point (variant, size, streams) of a profile's reference table ({"points": [...]}), NULL
  * where it has none. */
 const struct json_t *profile_reference_point(const struct json_t *reference, const char *variant, long long size,
