@@ -1269,6 +1269,37 @@ TEST(the_sim_is_the_h100_profile) {
     }
 }
 
+/* The embedded profiles' fleets (bench/fleet.py): the default sim's is the H100 profile's, found
+ * by the device and by the measured GPU's name alike; every point's tables sorted and within
+ * its min and max; a GPU no profile was measured on has none. */
+TEST(the_profiles_carry_their_fleets) {
+    machine_info_t m;
+    machine_discover(&m, true, "");
+    const json_t *meta = NULL, *by_name_meta = NULL;
+    const json_t *fleet = profile_fleet_of(&m.devices[0], &meta);
+    CHECK(fleet != NULL && meta != NULL);
+    CHECK_STR("lent-h100", json_string_value(json_object_get(meta, "name")));
+    CHECK(profile_fleet_named("NVIDIA H100 80GB HBM3", &by_name_meta) == fleet && by_name_meta == meta);
+    CHECK(profile_fleet_named("NVIDIA A100-SXM4-80GB", &by_name_meta) == NULL);
+    CHECK(profile_fleet_named(NULL, &by_name_meta) == NULL);
+    CHECK(json_integer_value(json_object_get(fleet, "tables")) >= 2);
+    CHECK_INT(38, (long long)json_array_size(json_object_get(fleet, "points")));
+    size_t i, k;
+    const json_t *pt, *x;
+    json_array_foreach(json_object_get(fleet, "points"), i, pt) {
+        const json_t *ms = json_object_get(pt, "ms");
+        double prev = 0, lo = json_number_value(json_object_get(pt, "min_ms")),
+               hi = json_number_value(json_object_get(pt, "max_ms"));
+        CHECK(json_array_size(ms) >= 1 && lo > 0 && hi >= lo);
+        CHECK(json_number_value(json_object_get(pt, "p25_ms")) >= lo &&
+              json_number_value(json_object_get(pt, "p75_ms")) <= hi);
+        json_array_foreach(ms, k, x) {
+            CHECK(json_number_value(x) >= prev && json_number_value(x) >= lo && json_number_value(x) <= hi);
+            prev = json_number_value(x);
+        }
+    }
+}
+
 /* A machine written as JSON reads back with the same properties and calibration; one that
  * lacks what the model needs is refused with the field at fault. */
 TEST(machines_read_back_from_json) {
@@ -2340,6 +2371,7 @@ static const check_test_t tests[] = {
     TEST_ENTRY(pools_a_kernel_takes_an_idle_channel_else_waits_behind_another_streams),
     TEST_ENTRY(pools_a_copy_takes_a_channel_whose_copies_have_ended),
     TEST_ENTRY(the_sim_is_the_h100_profile),
+    TEST_ENTRY(the_profiles_carry_their_fleets),
     TEST_ENTRY(machines_read_back_from_json),
     TEST_ENTRY(a_profile_takes_the_median_of_its_calibrations),
     TEST_ENTRY(the_sim_waits_where_the_lent_gpus_do),
