@@ -33,10 +33,11 @@
  *
  * --again (with --measure): the reference table is measured a second time right after the
  * first and kept in the profile as `reference_again`. A profile that carries one is then also
- * simulated against it (unless --against names another table), and its second table is held to the same targets as a prediction of
- * its first ("the machine against itself"): a target that the machine misses against its
- * own table minutes later is below its repeatability, not a defect of the sim (on a lent
- * H100, 2026-11-27: 0.7% / 12.5%, missed, where its own profile's sim met it, 1.2% / 8.8%).
+ * simulated against it (unless --against names another table), and its second table is held
+ * to the same targets as a prediction of its first ("the machine against itself"): a target
+ * that the machine misses against its own table minutes later is below its repeatability, not
+ * a defect of the sim (on a lent H100, 2026-11-27: 0.7% / 12.5%, missed, where its own
+ * profile's sim met it, 1.2% / 8.8%).
  * --json rows against another table carry own_ms and drift as well.
  *
  * Where an embedded profile was measured on a GPU of the table's name, the table is also set
