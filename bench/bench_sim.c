@@ -151,21 +151,6 @@ static double reference_ms(const json_t *profile, const char *variant, uint64_t 
     return json_number_value(json_object_get(p, "median_ms"));
 }
 
-/* The share of a fleet's tables (bench/fleet.py) quicker than ms at a point, ties half; -1
- * where the fleet has no such point. */
-static double fleet_rank(const json_t *fleet, const char *variant, uint64_t size, int streams, double ms) {
-    const json_t *pt = fleet ? profile_reference_point(fleet, variant, (long long)size, streams) : NULL, *x;
-    size_t i, n = 0;
-    double below = 0;
-    json_array_foreach(json_object_get(pt, "ms"), i, x) {
-        if (!json_is_number(x))
-            continue;
-        below += json_number_value(x) < ms ? 1.0 : json_number_value(x) == ms ? 0.5 : 0.0;
-        n++;
-    }
-    return n ? below / (double)n : -1;
-}
-
 /* Simulate every point the profile's reference holds; print the table and the errors.
  * Returns 0 when the targets are met, 1 when not, -1 when the profile cannot be used. */
 static int evaluate(const json_t *profile, const json_t *against, const char *label, FILE *jf) {
@@ -263,7 +248,8 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
         }
         if (lo_ms > 0)
             printf("  %.3f-%.3f %5.1f%%", lo_ms, hi_ms, 100 * pe);
-        double fr = fleet_rank(fleet, vname, size, streams, ref_ms);
+        double fr = profile_fleet_rank(fleet ? profile_reference_point(fleet, vname, (long long)size, streams) : NULL,
+                                       ref_ms, NULL);
         if (fr >= 0) {
             printf("  fleet %3.0f%%", 100 * fr);
             tally_add(&rank, fr);

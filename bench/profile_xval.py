@@ -106,7 +106,8 @@ def floor(bench_sim, kind, paths, scratch):
 
     shipped_profile = f"profiles/{kind}.json"
     # as score() does: the shipped profile is not scored on its own GPU's tables
-    shipped = [sim(t, shipped_profile) for t in paths if gpu[t] != gpu_of(shipped_profile)]
+    shipped_gpu = gpu_of(shipped_profile)
+    shipped = [sim(t, shipped_profile) for t in paths if gpu[t] != shipped_gpu]
     own = []
     for t in paths:  # refitted copies, as main() scores them
         copy = os.path.join(scratch, "own-" + os.path.basename(t))

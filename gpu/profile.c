@@ -498,6 +498,22 @@ const json_t *profile_reference_of(const device_info_t *d, const json_t **meta) 
     return embedded[pick].reference;
 }
 
+double profile_fleet_rank(const json_t *point, double ms, size_t *tables) {
+    const json_t *x;
+    size_t i, n = 0;
+    double below = 0;
+    json_array_foreach(json_object_get(point, "ms"), i, x) {
+        if (!json_is_number(x))
+            continue; /* a table's entry that is no number counts for nothing */
+        double v = json_number_value(x);
+        below += v < ms ? 1.0 : v == ms ? 0.5 : 0.0;
+        n++;
+    }
+    if (tables)
+        *tables = n;
+    return n ? below / (double)n : -1;
+}
+
 const json_t *profile_fleet_named(const char *gpu_name, const json_t **meta) {
     pthread_once(&embedded_once, embedded_load);
     for (int i = 0; gpu_name && i < nembedded; i++) {

@@ -65,6 +65,10 @@ const struct json_t *profile_fleet_of(const device_info_t *d, const struct json_
  * HBM3"), and that profile's metadata; NULL where none is: how a measured machine's table
  * compares with the lent GPUs of its kind (bench_sim). */
 const struct json_t *profile_fleet_named(const char *gpu_name, const struct json_t **meta);
+/* The share of a fleet point's tables (its "ms") quicker than ms, ties counted half, and in
+ * *tables (or NULL) how many it counted: an entry that is no number counts for nothing; -1
+ * where none is left. The sim's extra.fleet and bench_sim's fleet column both rank so. */
+double profile_fleet_rank(const struct json_t *point, double ms, size_t *tables);
 /* The point (variant, size, streams) of a profile's reference table ({"points": [...]}), NULL
  * where it has none. */
 const struct json_t *profile_reference_point(const struct json_t *reference, const char *variant, long long size,

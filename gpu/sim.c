@@ -292,17 +292,9 @@ static json_t *reference_json(const device_info_t *dev, const spec_t *spec, doub
 static json_t *fleet_json(const device_info_t *dev, const spec_t *spec, double sim_ms) {
     const json_t *meta = NULL, *fleet = profile_fleet_of(dev, &meta);
     const json_t *pt = fleet ? reference_point(fleet, spec) : NULL;
-    const json_t *ms = json_object_get(pt, "ms"), *x;
-    size_t n = 0, i;
-    double below = 0;
-    json_array_foreach(ms, i, x) {
-        if (!json_is_number(x))
-            continue; /* a table's entry that is no number counts for nothing */
-        double v = json_number_value(x);
-        below += v < sim_ms ? 1.0 : v == sim_ms ? 0.5 : 0.0;
-        n++;
-    }
-    if (!n)
+    size_t n = 0;
+    double rank = profile_fleet_rank(pt, sim_ms, &n);
+    if (rank < 0)
         return NULL;
     return json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:I, s:O?, s:O?, s:O?, s:O?, s:O?, s:f}", "what",
                      json_object_get(fleet, "what"), "profile", json_object_get(meta, "name"), "gpus",
@@ -310,7 +302,7 @@ static json_t *fleet_json(const device_info_t *dev, const spec_t *spec, double s
                      json_object_get(fleet, "to"), "tables", (json_int_t)n, "min_ms", json_object_get(pt, "min_ms"),
                      "p25_ms", json_object_get(pt, "p25_ms"), "median_ms", json_object_get(pt, "median_ms"), "p75_ms",
                      json_object_get(pt, "p75_ms"), "max_ms", json_object_get(pt, "max_ms"), "sim_rank_pct",
-                     100.0 * below / (double)n);
+                     100.0 * rank);
 }
 
 /* The same run with the host's calls this much dearer or cheaper: the median of its reps'
