@@ -11,7 +11,13 @@ each judged at the return of the op's call:
               (gpu/model.c launch_channel; kernels there take the idle one whose last kernel ended
               longest ago);
 and counts, where an idle channel existed, whether the op went to one; and every op that broke its
-pool's turn, by the state of the channel it took. A probe: it prints, it asserts nothing. Records of
+pool's turn, by the state of the channel it took. Then, per copy engine, how it chose its next copy
+(--stay): where a copy ended and the engine went straight on (within 20 us) while its channel held a
+next copy, whether it stayed on that channel, against how long before the copy's end that next copy
+was ready (its call returned; a D2H: its kernel ended too). With --reps N (N streams a rep, one H2D
+and one D2H a stream; records without runtime calls will do), per rep: which D2H channels the
+streams of each H2D channel took, and the D2H tail (the last D2H's end after the last H2D's).
+A probe: it prints, it asserts nothing. Records of
 the lent H100 GPU-bdb97acb (2026-11-27) are in bench/data/probes (GPU-bdb97acb-acts-api-*).
 
 usage: channel_rules.py TRACE [--kinds HDK]"""
@@ -67,12 +73,72 @@ def judge(ops, calls, kind):
     return len(chans), n, turn, rule, with_idle, to_idle, broke
 
 
+STAY_BINS = (-1e9, 0, 5, 10, 20, 50, 1e9)
+
+
+def stays(ops, calls, kind):
+    """[(lo, hi, copies, stayed)] over STAY_BINS: the engine's choice after each copy of `kind` that a
+    next copy followed within 20 us, by how long (us) before that copy ended its channel's next copy
+    was ready."""
+    mine = sorted((o for o in ops if o["kind"] == kind), key=lambda o: o["start"])
+    kernel_end = {}
+    for o in ops:
+        if o["kind"] == "K":
+            kernel_end.setdefault(o["stream"], []).append(o["end"])
+    by_chan = collections.defaultdict(list)
+    for o in mine:
+        by_chan[o["chan"]].append(o)
+    after = {}  # corr -> the next copy issued into the same channel
+    for chan_ops in by_chan.values():
+        chan_ops.sort(key=lambda o: o["corr"])
+        for a, b in zip(chan_ops, chan_ops[1:]):
+            after[a["corr"]] = b
+    rows = collections.defaultdict(lambda: [0, 0])
+    for cur, nxt in zip(mine, mine[1:]):
+        m = after.get(cur["corr"])
+        if m is None or nxt["start"] - cur["end"] > 20000 or m["corr"] not in calls:
+            continue
+        ready = calls[m["corr"]]
+        if kind == "D":  # its kernel: the last of its stream to end before the D2H started
+            ends = [e for e in kernel_end.get(m["stream"], []) if e <= m["start"] + 1000]
+            ready = max([ready] + ends[-1:])
+        lead_us = (cur["end"] - ready) / 1000
+        b = next(i for i in range(len(STAY_BINS) - 1) if lead_us < STAY_BINS[i + 1])
+        rows[b][0] += 1
+        rows[b][1] += nxt["chan"] == cur["chan"]
+    return [(STAY_BINS[b], STAY_BINS[b + 1], n, k) for b, (n, k) in sorted(rows.items())]
+
+
+def mapping(ops, n):
+    """Per rep of n streams: (H2D channel -> the D2H channels its streams took, D2H tail in us)."""
+    h2d = sorted((o for o in ops if o["kind"] == "H"), key=lambda o: o["corr"])
+    d2h = sorted((o for o in ops if o["kind"] == "D"), key=lambda o: o["corr"])
+    out = []
+    for r in range(min(len(h2d), len(d2h)) // n):
+        hs, ds = h2d[r * n:(r + 1) * n], d2h[r * n:(r + 1) * n]
+        to = collections.defaultdict(set)
+        for h, d in zip(hs, ds):
+            to[h["chan"]].add(d["chan"])
+        out.append((dict(to), (max(o["end"] for o in ds) - max(o["end"] for o in hs)) / 1000))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("trace")
     ap.add_argument("--kinds", default="HDK")
+    ap.add_argument("--stay", action="store_true", help="also the copy engines' stay decision")
+    ap.add_argument("--reps", type=int, metavar="N", help="per rep of N streams: channel map and D2H tail")
     a = ap.parse_args()
     ops, calls = read(a.trace)
+    if a.reps:
+        if a.reps < 1:
+            sys.exit("channel-rules: --reps takes the streams a rep, 1 or more")
+        for r, (to, tail) in enumerate(mapping(ops, a.reps)):
+            print(f"rep {r}: " + " ".join(f"{h}->{'/'.join(map(str, sorted(d)))}" for h, d in sorted(to.items()))
+                  + f"  D2H tail {tail:.0f} us")
+        if not calls:
+            return 0
     if not calls:
         sys.exit("channel-rules: no runtime calls in the records (take them with TRACE_ACTS_API=1)")
     for k in a.kinds:
@@ -86,6 +152,12 @@ def main():
               f"idle-first {rule} ({100 * rule / n:.1f}%); issued while an idle channel existed: {with_idle}, "
               f"of which to one: {to_idle}; broke the turn: {sum(broke.values())}"
               + (" (" + ", ".join(f"{v} {w}" for w, v in broke.most_common()) + ")" if broke else ""))
+    for k in (a.kinds.replace("K", "") if a.stay else ""):
+        print(f"{NAMES[k]} engine, its next copy ready before the copy ended by: "
+              + "; ".join(f"{'<' if lo < -1e8 else ''}{'' if lo < -1e8 else f'{lo:g}'}"
+                          f"{'' if lo < -1e8 else '-' if hi < 1e8 else '+'}{f'{hi:g}' if hi < 1e8 else ''} us "
+                          f"stayed {k2} of {n}"
+                          for lo, hi, n, k2 in stays(ops, calls, k)))
     return 0
 
 
