@@ -18,7 +18,13 @@
  * PROBE_EDGES=1 (with stamps): a one-thread kernel on the legacy stream stamps the rep's start
  * (right after the start event) and its end (after every stream, before the stop event), and
  * the rep line gains "edges S E" (us from the earliest kernel start; S negative): where a
- * rep's time goes before its first kernel, between its kernels and after its last, untraced. */
+ * rep's time goes before its first kernel, between its kernels and after its last, untraced.
+ * PROBE_CALLS=1 (with stamps): the host's clock (CLOCK_REALTIME) read as each call of a rep returns,
+ * every rep a line "calls T R T0 S H0 K0 D0 H1 K1 D1 ..." (T0: the kernels' earliest start on the
+ * global timer, ns; S: the start event's call, ns on the host's clock; the rest µs after S, in
+ * issue order per stream: H2D, kernel, D2H), and before the trials "clock HOST_NS GPU_NS HOST_NS"
+ * lines: the host's clock before and after a one-thread kernel's stamp of the global timer, to
+ * set the two clocks side by side. An untraced rep's own issue, against its kernels. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +61,12 @@ __global__ void edge_stamp(unsigned long long *at) {
 
 #include "probe_util.cuh"
 
+static unsigned long long host_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
 static void launch(int stamps, float *d_a, int off, int count, cudaStream_t st, unsigned long long *stamp,
                    unsigned *done) {
     if (stamps)
@@ -71,6 +83,7 @@ int main(int argc, char **argv) {
     }
     int v2 = strcmp(argv[1], "v2") == 0, keep = strcmp(argv[6], "keep") == 0, stamps = argc == 8;
     int edges = stamps && getenv("PROBE_EDGES") && atoi(getenv("PROBE_EDGES")) == 1;
+    int calls = stamps && getenv("PROBE_CALLS") && atoi(getenv("PROBE_CALLS")) == 1;
     size_t n = strtoull(argv[2], NULL, 0);
     int nstreams = atoi(argv[3]), reps = atoi(argv[4]), trials = atoi(argv[5]);
     if (nstreams < 1 || nstreams > MAX_STREAMS || reps < 1 || trials < 1 || n == 0 || n > 0x7fffffffu ||
@@ -98,6 +111,17 @@ int main(int argc, char **argv) {
     CK(cudaMalloc((void **)&d_st, (2 * (size_t)nstreams + 2) * sizeof *d_st));
     CK(cudaMalloc((void **)&d_done, (size_t)nstreams * sizeof *d_done));
     CK(cudaMallocHost((void **)&h_st, (2 * (size_t)nstreams + 2) * sizeof *h_st));
+    unsigned long long *at = (unsigned long long *)malloc((3 * (size_t)nstreams + 1) * sizeof *at);
+    if (!at)
+        return 1;
+    for (int k = 0; calls && k < 20; k++) { /* the two clocks side by side */
+        unsigned long long before = host_ns();
+        edge_stamp<<<1, 1>>>(d_st);
+        CK(cudaDeviceSynchronize());
+        unsigned long long after = host_ns();
+        CK(cudaMemcpy(h_st, d_st, sizeof *h_st, cudaMemcpyDeviceToHost));
+        printf("clock %llu %llu %llu\n", before, h_st[0], after);
+    }
     for (int t = 0; t < trials; t++) {
         int offset = t % 16;
         int npad = (int)(((offset - created) % 16 + 16) % 16);
@@ -125,30 +149,36 @@ int main(int argc, char **argv) {
                 CK(cudaDeviceSynchronize());
             }
             CK(cudaEventRecord(start_ev, 0));
+            at[0] = host_ns();
             if (edges)
                 edge_stamp<<<1, 1, 0, 0>>>(d_st + 2 * nstreams);
             for (int i = 0; i < nstreams; ++i) {
                 int off = i * streamSize;
                 CK(cudaMemcpyAsync(&d_a[off], &a[off], streamBytes, cudaMemcpyHostToDevice, stream[i]));
+                at[1 + 3 * i] = host_ns();
                 if (i < nmarked)
                     CK(cudaEventRecord(marks[i][0], stream[i]));
                 if (!v2) {
                     launch(stamps, d_a, off, streamSize, stream[i], d_st + 2 * i, d_done + i);
+                    at[2 + 3 * i] = host_ns();
                     if (i < nmarked)
                         CK(cudaEventRecord(marks[i][1], stream[i]));
                     CK(cudaMemcpyAsync(&a[off], &d_a[off], streamBytes, cudaMemcpyDeviceToHost, stream[i]));
+                    at[3 + 3 * i] = host_ns();
                     if (i < nmarked)
                         CK(cudaEventRecord(marks[i][2], stream[i]));
                 }
             }
             for (int i = 0; v2 && i < nstreams; ++i) {
                 launch(stamps, d_a, i * streamSize, streamSize, stream[i], d_st + 2 * i, d_done + i);
+                at[2 + 3 * i] = host_ns();
                 if (i < nmarked)
                     CK(cudaEventRecord(marks[i][1], stream[i]));
             }
             for (int i = 0; v2 && i < nstreams; ++i) {
                 int off = i * streamSize;
                 CK(cudaMemcpyAsync(&a[off], &d_a[off], streamBytes, cudaMemcpyDeviceToHost, stream[i]));
+                at[3 + 3 * i] = host_ns();
                 if (i < nmarked)
                     CK(cudaEventRecord(marks[i][2], stream[i]));
             }
@@ -178,6 +208,12 @@ int main(int argc, char **argv) {
                     printf(" edges %.1f %.1f", ((double)h_st[2 * nstreams] - (double)t0) / 1e3,
                            ((double)h_st[2 * nstreams + 1] - (double)t0) / 1e3);
                 printf("\n");
+                if (calls) {
+                    printf("calls %d %d %llu %llu", t, r, t0, at[0]);
+                    for (int i = 1; i <= 3 * nstreams; i++)
+                        printf(" %.2f", (double)(at[i] - at[0]) / 1e3);
+                    printf("\n");
+                }
             }
         }
         qsort(times, (size_t)reps, sizeof *times, cmp_float);
@@ -203,6 +239,7 @@ int main(int argc, char **argv) {
     CK(cudaFree(d_st));
     CK(cudaFree(d_done));
     CK(cudaFreeHost(h_st));
+    free(at);
     free(times);
     return 0;
 }
