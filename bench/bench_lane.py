@@ -32,7 +32,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import has_gpu, seed_points, start_server  # noqa: E402
+from lab import has_gpu, seed_points, served  # noqa: E402
 
 KINDS = ("h2d", "kernel", "d2h")
 COLS = ["c0", "first h2d", "call1 end", "first kernel", "first d2h"] + [f"later {k}" for k in KINDS] + ["lead"]
@@ -183,18 +183,11 @@ def main():
         kept = sorted(glob.glob(os.path.join(here, "calls-*.json")) + glob.glob(os.path.join(here, "lane-*.json")))
         print("bench-lane: no GPU here; the kept runs' machines, simulated")
     if kept is not None:
-        srv, lab, label = start_server(a.bin, "lane", a.out)
-        try:
-            lab.wait_health(label)
+        with served(a.bin, "lane", a.out) as (_, lab, _):
             for path in kept:
                 against(lab, path, sizes)
-        finally:
-            srv.terminate()
-            srv.wait()
         return 0
-    srv, lab, label = start_server(a.bin, "lane", a.out)
-    try:
-        health = lab.wait_health(label)
+    with served(a.bin, "lane", a.out) as (_, lab, health):
         if health.get("backend") != "cuda":
             print("bench-lane: skipped (the server found no GPU)")
             return 0
@@ -235,9 +228,6 @@ def main():
                                "them; the machine as GET /api/machines/{id} gave it",
                        "at": at, "machine": m, "points": kept_points}, fo)
         print(f"\nbench-lane: {os.path.join(a.out, 'lane.json')}")
-    finally:
-        srv.terminate()
-        srv.wait()
     return 0
 
 

@@ -6,7 +6,7 @@ copy slows beside the other direction's, where the array's tail is paid, the gap
 usage: bench_plain_ops.py BIN REF TRACE_LIB [--out DIR] [--reps N]; writes DIR/plain-ops.json, prints a line a point"""
 import argparse, json, os, statistics, subprocess, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import start_server, trace_reps  # noqa: E402
+from lab import served, trace_reps  # noqa: E402
 
 PTS = [("v1", 20, 1), ("v1", 20, 2), ("v1", 20, 4), ("v2", 20, 4), ("v1", 21, 4), ("v1", 22, 1), ("v1", 22, 2),
        ("v1", 22, 4), ("v1", 22, 8), ("v1", 22, 16), ("v2", 22, 4), ("v2", 22, 16), ("v1", 23, 4), ("v1", 24, 4),
@@ -33,10 +33,8 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     out = {"points": []}
-    srv, lab, label = start_server(a.bin, "plain-ops", a.out)
-    lab.wait_health(label)
-    try:
-        out["machine"] = lab.call("GET", "/api/machines/" + lab.call("GET", "/api/health")["machine_id"])
+    with served(a.bin, "plain-ops", a.out) as (_, lab, health):
+        out["machine"] = lab.call("GET", "/api/machines/" + health["machine_id"])
         for v, lg, s in PTS:
             row = {"variant": v, "size": lg, "streams": s}
             for key, extra in (("sim", {"backend": "sim", "reps": 5}), ("cuda", {"backend": "cuda", "reps": 21})):
@@ -48,9 +46,6 @@ def main():
                             "ops": [(o["op"], o["stream"], o["chunk"], round(o["start_us"], 2), round(o["end_us"], 2))
                                     for o in tl.get("ops") or []]}
             out["points"].append(row)
-    finally:
-        srv.terminate()
-        srv.wait()
     for row in out["points"]:
         v, lg, s = row["variant"], row["size"], row["streams"]
         args = [a.ref, v, str(1 << lg), str(s), str(a.reps), "3"]

@@ -34,7 +34,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import ask_ref, has_gpu, pin_to, seed_points, settle, start_server  # noqa: E402
+from lab import ask_ref, has_gpu, pin_to, seed_points, served, settle  # noqa: E402
 
 POINTS = [  # (variant, log2 size, streams): issue 19's host-bound and two-mode points
     ("async_v2", 22, 256), ("async_v2", 22, 32), ("async_v1", 22, 128), ("async_v1", 25, 64), ("sequential", 25, 1)]
@@ -129,80 +129,77 @@ def main():
                              preexec_fn=pin_to(cpu))
             for _ in range(2 if a.table and a.self_check else 1)]
     settled = settle(refs[0], a.settle)
-    srv, lab, label = start_server(a.bin, "soak", a.out, cpu=cpu)
     try:
-        health = lab.wait_health(label)
-        if health.get("backend") != "cuda":
-            print("bench-soak: skipped (the server found no GPU)")
-            return 0
-        gpu = lab.call("GET", "/api/machines/" + health["machine_id"])["gpus"][0]
-        print(f"bench-soak: {gpu['name']} ({gpu['uuid']}), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
-              f"{a.runs} rounds, each point once per round in each program (who goes first turning round by "
-              f"round), {a.reps} reps a run, "
-              f"trace_ops {a.trace_ops}, " +
-              (f"the reference and streamlab's worker on CPU {cpu}" if cpu is not None else "unpinned"))
-        if a.settle > 0:
-            print(f"settled the machine first for {settled[0]:.0f} s ("
-                  f"{'steady' if settled[1] else 'not steady by then'}): the reference's 2^22 async_v1 x128 "
-                  f"{settled[2]:.3f} ms in its first 5 s, {settled[3]:.3f} in its last; then the server started")
-        sl = {p: [] for p in points}
-        two = {p: 0 for p in points}  # streamlab's runs whose reps fell in two groups (result.rep_modes)
-        runs = {p: [] for p in points}  # streamlab's runs, for the JSON: id, reps_ms, rep_modes
-        rf = {p: [] for p in points}
-        rf2 = {p: [] for p in points} if len(refs) > 1 else None  # --self-check: the second reference's runs
-        counts = [("start", dict(proc_counts(srv.pid), **server_counts(lab)))]
-        def run_sl(p, r):
-            v, lg, s = p
-            e = lab.call("POST", "/api/experiments", {"variant": v, "size": 1 << lg, "streams": s, "reps": a.reps,
-                                                      "warmup": 3, "backend": "cuda", "trace_ops": a.trace_ops,
-                                                      "label": f"soak {r + 1}"})
-            e = lab.finished(e["id"], f"streamlab {p}")
-            sl[p].append(e["result"]["total_ms"]["median"])
-            two[p] += bool(e["result"].get("rep_modes"))
-            runs[p].append({"id": e["id"], "reps_ms": e["result"].get("reps_ms"),
-                            "rep_modes": e["result"].get("rep_modes")})
+        with served(a.bin, "soak", a.out, cpu=cpu) as (srv, lab, health):
+            if health.get("backend") != "cuda":
+                print("bench-soak: skipped (the server found no GPU)")
+                return 0
+            gpu = lab.call("GET", "/api/machines/" + health["machine_id"])["gpus"][0]
+            print(f"bench-soak: {gpu['name']} ({gpu['uuid']}), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+                  f"{a.runs} rounds, each point once per round in each program (who goes first turning round by "
+                  f"round), {a.reps} reps a run, "
+                  f"trace_ops {a.trace_ops}, " +
+                  (f"the reference and streamlab's worker on CPU {cpu}" if cpu is not None else "unpinned"))
+            if a.settle > 0:
+                print(f"settled the machine first for {settled[0]:.0f} s ("
+                      f"{'steady' if settled[1] else 'not steady by then'}): the reference's 2^22 async_v1 x128 "
+                      f"{settled[2]:.3f} ms in its first 5 s, {settled[3]:.3f} in its last; then the server started")
+            sl = {p: [] for p in points}
+            two = {p: 0 for p in points}  # streamlab's runs whose reps fell in two groups (result.rep_modes)
+            runs = {p: [] for p in points}  # streamlab's runs, for the JSON: id, reps_ms, rep_modes
+            rf = {p: [] for p in points}
+            rf2 = {p: [] for p in points} if len(refs) > 1 else None  # --self-check: the second reference's runs
+            counts = [("start", dict(proc_counts(srv.pid), **server_counts(lab)))]
+            def run_sl(p, r):
+                v, lg, s = p
+                e = lab.call("POST", "/api/experiments", {"variant": v, "size": 1 << lg, "streams": s, "reps": a.reps,
+                                                          "warmup": 3, "backend": "cuda", "trace_ops": a.trace_ops,
+                                                          "label": f"soak {r + 1}"})
+                e = lab.finished(e["id"], f"streamlab {p}")
+                sl[p].append(e["result"]["total_ms"]["median"])
+                two[p] += bool(e["result"].get("rep_modes"))
+                runs[p].append({"id": e["id"], "reps_ms": e["result"].get("reps_ms"),
+                                "rep_modes": e["result"].get("rep_modes")})
 
-        # Who runs a point first turns round by round (a Latin square over the rounds): a
-        # fixed order, the reference always first, gave the same plain program run second a
-        # bias of its own (on a lent H200, 2026-11-26, GPU-30796668: the second reference
-        # process the slower at 28 of 38 points, every 2^25 point 1.000-1.009).
-        turns = [lambda p, r: rf[p].append(ask_ref(refs[0], p, a.reps)), run_sl]
-        if rf2 is not None:
-            turns.append(lambda p, r: rf2[p].append(ask_ref(refs[1], p, a.reps)))
-        for r in range(a.runs):
-            order = turns[r % len(turns):] + turns[:r % len(turns)]
+            # Who runs a point first turns round by round (a Latin square over the rounds): a
+            # fixed order, the reference always first, gave the same plain program run second a
+            # bias of its own (on a lent H200, 2026-11-26, GPU-30796668: the second reference
+            # process the slower at 28 of 38 points, every 2^25 point 1.000-1.009).
+            turns = [lambda p, r: rf[p].append(ask_ref(refs[0], p, a.reps)), run_sl]
+            if rf2 is not None:
+                turns.append(lambda p, r: rf2[p].append(ask_ref(refs[1], p, a.reps)))
+            for r in range(a.runs):
+                order = turns[r % len(turns):] + turns[:r % len(turns)]
+                for p in points:
+                    for turn in order:
+                        turn(p, r)
+                counts.append((f"after round {r + 1}", dict(proc_counts(srv.pid), **server_counts(lab))))
+            if a.table:
+                return print_table(points, sl, rf, rf2, a.out, gpu, counts, two, settle_json(a.settle, settled), runs)
+            print(f"\n{'point':<22} {'sl 1-5':>8} {'sl last5':>9} {'last/first':>10} {'slope ms/run':>12} "
+                  f"{'ref 1-5':>8} {'ref last5':>9} {'last/first':>10} {'sl/ref':>7} {'sl/ref last/first':>17}")
+            rows = []
             for p in points:
-                for turn in order:
-                    turn(p, r)
-            counts.append((f"after round {r + 1}", dict(proc_counts(srv.pid), **server_counts(lab))))
-        if a.table:
-            return print_table(points, sl, rf, rf2, a.out, gpu, counts, two, settle_json(a.settle, settled), runs)
-        print(f"\n{'point':<22} {'sl 1-5':>8} {'sl last5':>9} {'last/first':>10} {'slope ms/run':>12} "
-              f"{'ref 1-5':>8} {'ref last5':>9} {'last/first':>10} {'sl/ref':>7} {'sl/ref last/first':>17}")
-        rows = []
-        for p in points:
-            v, lg, s = p
-            f5, l5 = statistics.median(sl[p][:5]), statistics.median(sl[p][-5:])
-            rf5, rl5 = statistics.median(rf[p][:5]), statistics.median(rf[p][-5:])
-            ratio = statistics.median(sl[p]) / statistics.median(rf[p])
-            # each round's streamlab / reference, minutes apart at most: the machine's own drift
-            # cancels, what streamlab's process adds does not
-            per = [x / y for x, y in zip(sl[p], rf[p])]
-            rdrift = statistics.median(per[-5:]) / statistics.median(per[:5])
-            print(f"2^{lg} {v} x{s:<8} {f5:8.3f} {l5:9.3f} {l5 / f5:10.3f} {slope(sl[p]):12.4f} {rf5:8.3f} {rl5:9.3f} "
-                  f"{rl5 / rf5:10.3f} {ratio:7.3f} {rdrift:17.3f}")
-            rows.append({"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p],
-                         "streamlab_runs": runs[p]})
-        print_counts(counts)
-        with open(os.path.join(a.out, "soak.json"), "w") as f:
-            json.dump({"gpu": gpu, "settle": settle_json(a.settle, settled), "points": rows, "process": counts}, f,
-                      indent=1)
+                v, lg, s = p
+                f5, l5 = statistics.median(sl[p][:5]), statistics.median(sl[p][-5:])
+                rf5, rl5 = statistics.median(rf[p][:5]), statistics.median(rf[p][-5:])
+                ratio = statistics.median(sl[p]) / statistics.median(rf[p])
+                # each round's streamlab / reference, minutes apart at most: the machine's own drift
+                # cancels, what streamlab's process adds does not
+                per = [x / y for x, y in zip(sl[p], rf[p])]
+                rdrift = statistics.median(per[-5:]) / statistics.median(per[:5])
+                print(f"2^{lg} {v} x{s:<8} {f5:8.3f} {l5:9.3f} {l5 / f5:10.3f} {slope(sl[p]):12.4f} {rf5:8.3f} {rl5:9.3f} "
+                      f"{rl5 / rf5:10.3f} {ratio:7.3f} {rdrift:17.3f}")
+                rows.append({"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p],
+                             "streamlab_runs": runs[p]})
+            print_counts(counts)
+            with open(os.path.join(a.out, "soak.json"), "w") as f:
+                json.dump({"gpu": gpu, "settle": settle_json(a.settle, settled), "points": rows, "process": counts}, f,
+                          indent=1)
     finally:
         for ref in refs:
             ref.stdin.close()
             ref.wait()
-        srv.terminate()
-        srv.wait()
     return 0
 
 

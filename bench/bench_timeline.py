@@ -31,7 +31,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import has_gpu, seed_points, start_server  # noqa: E402
+from lab import has_gpu, seed_points, served  # noqa: E402
 
 WAYS = {"sampled": {"timing": "events", "trace_ops": "sampled"},
         "all": {"timing": "events", "trace_ops": "all"},
@@ -60,9 +60,7 @@ def main():
     if a.backend == "cuda" and not has_gpu():
         print("bench-timeline: skipped (no GPU)")
         return 0
-    srv, lab, label = start_server(a.bin, "timeline", a.out)
-    try:
-        health = lab.wait_health(label)
+    with served(a.bin, "timeline", a.out) as (_, lab, health):
         if health.get("backend") != a.backend and a.backend == "cuda":
             print("bench-timeline: skipped (the server found no GPU)")
             return 0
@@ -140,9 +138,6 @@ def main():
                 print(f"cross-check {key}: median over points {statistics.median(vals):.1f}, largest {max(vals):.1f}")
         with open(os.path.join(a.out, "timeline.json"), "w") as fo:
             json.dump({"gpu": gpu, "points": rows}, fo, indent=1)
-    finally:
-        srv.terminate()
-        srv.wait()
     return 0
 
 

@@ -1,4 +1,5 @@
 """lab.py — the bench scripts' client of a streamlab server they started (stdlib only)."""
+import contextlib
 import json
 import socket
 import statistics
@@ -115,17 +116,41 @@ def start_server(binary, name, out_dir, label=None, cpu=None):
     label); its GPU worker (and calibration) on CPU `cpu` where given (--worker-cpu), its
     other threads anywhere: pinning the whole process there had its HTTP threads share the
     worker's CPU, 2-4% slower than the reference at 2^22 x8-x32 (lent H100, 2026-11-26).
-    The caller waits with lab.wait_health(label) and terminates the process."""
+    The caller waits with lab.wait_health(label) and stops the process (`served` does both
+    ends for a with-block)."""
     import os
     import subprocess
     import tempfile
     port, label = free_port(), label or f"bench-{name}-{os.getpid()}"
     tmp = tempfile.mkdtemp(prefix=f"{name}.")
+    os.makedirs(out_dir, exist_ok=True)
     log = open(os.path.join(out_dir, f"{name}-server.log"), "w")
     pin = [] if cpu is None else ["--worker-cpu", str(cpu)]
-    srv = subprocess.Popen([binary, "serve", "--listen", f"127.0.0.1:{port}", "--db", os.path.join(tmp, f"{name}.db"),
-                            "--machine-label", label] + pin, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        srv = subprocess.Popen([binary, "serve", "--listen", f"127.0.0.1:{port}", "--db",
+                                os.path.join(tmp, f"{name}.db"), "--machine-label", label] + pin,
+                               stdout=log, stderr=subprocess.STDOUT)
+    finally:
+        log.close()  # the child has its own copy
     return srv, Lab(port), label
+
+
+@contextlib.contextmanager
+def served(binary, name, out_dir, label=None, cpu=None):
+    """start_server's server for a with-block: yields (process, Lab, its /api/health answer)
+    once it answers as LABEL; on leaving the block, however it is left, the server is
+    stopped (SIGTERM, SIGKILL after 30 s) and waited for."""
+    import subprocess
+    srv, lab, label = start_server(binary, name, out_dir, label, cpu)
+    try:
+        yield srv, lab, lab.wait_health(label)
+    finally:
+        srv.terminate()
+        try:
+            srv.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+            srv.wait()
 
 
 def _nvidia_smi_list():

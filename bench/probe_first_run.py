@@ -23,7 +23,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import REF_NAME, ask_ref, has_gpu, pin_to, settle, start_server  # noqa: E402
+from lab import REF_NAME, ask_ref, has_gpu, pin_to, served, settle  # noqa: E402
 
 TABLE_25 = [("sequential", 25, 1)] + [("async_v1", 25, s) for s in (1, 2, 4, 8, 16, 32)] + [("async_v2", 25, 16)]
 SERVERS = [("A", TABLE_25 * 3, {}),
@@ -91,9 +91,7 @@ def main():
     try:
         print("settled:", settle(ref, a.settle), flush=True)
         for name, seq, extra in servers:
-            srv, lab, label = start_server(a.bin, name, a.out, cpu=cpu)
-            try:
-                lab.wait_health(label)
+            with served(a.bin, name, a.out, cpu=cpu) as (srv, lab, _):
                 for i, (v, lg, s) in enumerate(seq):
                     ref_ms = ask_ref(ref, (v, lg, s), 10)
                     before, t0 = threads(srv.pid), time.time()
@@ -115,9 +113,6 @@ def main():
                           f"      reps {' '.join('%.2f' % x for x in row['reps_ms'] or [])}\n"
                           f"      GPU before -> after {row['conditions']}\n"
                           f"      threads (name, CPU ms, last CPU) {row['threads_ms']}", flush=True)
-            finally:
-                srv.terminate()
-                srv.wait()
     finally:
         ref.stdin.close()
         ref.wait()

@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import start_server  # noqa: E402
+from lab import served  # noqa: E402
 
 NAME = re.compile(r"edges-(v[12])x(\d+)-(\d+)")
 
@@ -86,9 +86,7 @@ def main():
     machine = profile["machine"]
     os.environ["STREAMLAB_BACKEND"] = "sim"
     out_dir = tempfile.mkdtemp(prefix="rep_phases.")
-    srv, lab, label = start_server(binary, "phases", out_dir)
-    try:
-        lab.wait_health(label)
+    with served(binary, "phases", out_dir) as (_, lab, _):
         lab.import_machine(machine)
         gpu_name = machine["gpus"][0].get("uuid", "?")[:12]
         print(f"GPU reps (untraced, edges stamped) against the sim of {profile_path} ({gpu_name}); medians, us")
@@ -102,9 +100,6 @@ def main():
             print(f"2^{point[1]} {point[0]} x{point[2]:<4d} {len(gpu[point]):4d} | {g[0]:7.1f} {g[1]:6.1f} {g[2]:7.1f} "
                   f"{g[3]:7.1f} {g[4]:7.1f} | {s[0]:7.1f} {s[1]:6.1f} {s[2]:7.1f} {s[3]:7.1f} {s[4]:7.1f} | "
                   f"{d[0]:+7.1f} {d[1]:+6.1f} {d[2]:+6.1f} {d[3]:+6.1f} {d[4]:+6.1f}")
-    finally:
-        srv.terminate()
-        srv.wait()
     return 0
 
 
