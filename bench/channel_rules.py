@@ -20,7 +20,7 @@ streams of each H2D channel took, and the D2H tail (the last D2H's end after the
 A probe: it prints, it asserts nothing. Records of
 the lent H100 GPU-bdb97acb (2026-11-27) are in bench/data/probes (GPU-bdb97acb-acts-api-*).
 
-usage: channel_rules.py TRACE [--kinds HDK]"""
+usage: channel_rules.py TRACE [--kinds HDK] [--stay] [--reps N]"""
 import argparse
 import collections
 import gzip
@@ -101,7 +101,7 @@ def stays(ops, calls, kind):
         ready = calls[m["corr"]]
         if kind == "D":  # its kernel: the last of its stream to end before the D2H started
             ends = [e for e in kernel_end.get(m["stream"], []) if e <= m["start"] + 1000]
-            ready = max([ready] + ends[-1:])
+            ready = max(ends, default=ready)
         lead_us = (cur["end"] - ready) / 1000
         b = next(i for i in range(len(STAY_BINS) - 1) if lead_us < STAY_BINS[i + 1])
         rows[b][0] += 1
@@ -113,6 +113,9 @@ def mapping(ops, n):
     """Per rep of n streams: (H2D channel -> the D2H channels its streams took, D2H tail in us)."""
     h2d = sorted((o for o in ops if o["kind"] == "H"), key=lambda o: o["corr"])
     d2h = sorted((o for o in ops if o["kind"] == "D"), key=lambda o: o["corr"])
+    if len(h2d) != len(d2h) or len(h2d) % n:
+        print(f"channel-rules: {len(h2d)} H2Ds and {len(d2h)} D2Hs, not whole reps of {n}: the reps below may be "
+              "misaligned (a trace's warm-up reps count as reps too)", file=sys.stderr)
     out = []
     for r in range(min(len(h2d), len(d2h)) // n):
         hs, ds = h2d[r * n:(r + 1) * n], d2h[r * n:(r + 1) * n]
@@ -131,13 +134,13 @@ def main():
     ap.add_argument("--reps", type=int, metavar="N", help="per rep of N streams: channel map and D2H tail")
     a = ap.parse_args()
     ops, calls = read(a.trace)
-    if a.reps:
+    if a.reps is not None:
         if a.reps < 1:
             sys.exit("channel-rules: --reps takes the streams a rep, 1 or more")
         for r, (to, tail) in enumerate(mapping(ops, a.reps)):
             print(f"rep {r}: " + " ".join(f"{h}->{'/'.join(map(str, sorted(d)))}" for h, d in sorted(to.items()))
                   + f"  D2H tail {tail:.0f} us")
-        if not calls:
+        if not calls and not a.stay:
             return 0
     if not calls:
         sys.exit("channel-rules: no runtime calls in the records (take them with TRACE_ACTS_API=1)")
