@@ -8,7 +8,10 @@ one another, nor themselves, within issue 18's 10% at the host-bound and two-mod
 the plain program's median on every lent GPU of that kind whose table is kept in bench/data
 (bench/data/KIND-GPU-….json, each written by `bench_sim --measure`), sorted, with its
 quartiles. The sim's result says where its own total falls among them (result.extra.fleet,
-gpu/sim.c); the Run view draws it.
+gpu/sim.c); the Run view draws it. Where a point's tables fall in two groups (groups_of: the lent
+hosts' pace at 2^22 with many streams, the 2^25 points that run in one of two modes), the point
+carries `groups`, the two groups low then high, so that a reader knows one loan's number is one
+of them and not a spread about one value.
 
 usage: bench/fleet.py [--check] [KIND...]   (default: every profiles/KIND.json with tables)
   --check: write nothing; exit 1 where a profile's fleet is not what bench/data holds now
@@ -30,6 +33,33 @@ def quartiles(v):
         return v[0], v[0], v[0]
     q = statistics.quantiles(v, n=4, method="inclusive")
     return q[0], q[1], q[2]
+
+
+# groups_of: the two groups are parted by a gap between neighbouring tables of at least
+# GROUP_GAP (the next over the last, less 1), their medians are at least GROUP_APART apart, and
+# each holds at least GROUP_SHARE of the tables, and at least GROUP_MIN.
+GROUP_GAP, GROUP_APART, GROUP_SHARE, GROUP_MIN = 0.025, 0.08, 0.15, 3
+
+
+def groups_of(v):
+    """A point's sorted tables in two groups, [low, high], each {tables, min_ms, median_ms,
+    max_ms}; None where they are not. The split is the widest gap between neighbouring tables
+    that leaves enough on each side (GROUP_*)."""
+    need = max(GROUP_MIN, GROUP_SHARE * len(v))
+    best = None
+    for i in range(len(v) - 1):
+        if i + 1 < need or len(v) - i - 1 < need:
+            continue
+        gap = v[i + 1] / v[i] - 1
+        if best is None or gap > best[0]:
+            best = (gap, i)
+    if best is None or best[0] < GROUP_GAP:
+        return None
+    low, high = v[:best[1] + 1], v[best[1] + 1:]
+    if statistics.median(high) / statistics.median(low) - 1 < GROUP_APART:
+        return None
+    return [{"tables": len(g), "min_ms": g[0], "median_ms": round(statistics.median(g), 6), "max_ms": g[-1]}
+            for g in (low, high)]
 
 
 def fleet_of(kind):
@@ -56,9 +86,13 @@ def fleet_of(kind):
     for (variant, size, streams), v in sorted(by_point.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
         v.sort()
         p25, med, p75 = quartiles(v)
-        points.append({"variant": variant, "size": size, "streams": streams, "tables": len(v),
-                       "min_ms": v[0], "p25_ms": round(p25, 6), "median_ms": round(med, 6), "p75_ms": round(p75, 6),
-                       "max_ms": v[-1], "ms": v})
+        point = {"variant": variant, "size": size, "streams": streams, "tables": len(v),
+                 "min_ms": v[0], "p25_ms": round(p25, 6), "median_ms": round(med, 6), "p75_ms": round(p75, 6),
+                 "max_ms": v[-1], "ms": v}
+        groups = groups_of(v)
+        if groups:
+            point["groups"] = groups
+        points.append(point)
     return {"what": f"the plain program's seed table (bench/ref_overlap) on every lent {kind.upper()} GPU kept in "
                     f"bench/data, each table's median per point; written by bench/fleet.py",
             "tables": len(paths), "gpus": len(gpus), "from": min(dates), "to": max(dates), "points": points}

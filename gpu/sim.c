@@ -296,13 +296,20 @@ static json_t *fleet_json(const device_info_t *dev, const spec_t *spec, double s
     double rank = profile_fleet_rank(pt, sim_ms, &n);
     if (rank < 0)
         return NULL;
-    return json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:I, s:O?, s:O?, s:O?, s:O?, s:O?, s:f}", "what",
-                     json_object_get(fleet, "what"), "profile", json_object_get(meta, "name"), "gpus",
-                     json_object_get(fleet, "gpus"), "from", json_object_get(fleet, "from"), "to",
-                     json_object_get(fleet, "to"), "tables", (json_int_t)n, "min_ms", json_object_get(pt, "min_ms"),
-                     "p25_ms", json_object_get(pt, "p25_ms"), "median_ms", json_object_get(pt, "median_ms"), "p75_ms",
-                     json_object_get(pt, "p75_ms"), "max_ms", json_object_get(pt, "max_ms"), "sim_rank_pct",
-                     100.0 * rank);
+    json_t *out = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:I, s:O?, s:O?, s:O?, s:O?, s:O?, s:f}", "what",
+                            json_object_get(fleet, "what"), "profile", json_object_get(meta, "name"), "gpus",
+                            json_object_get(fleet, "gpus"), "from", json_object_get(fleet, "from"), "to",
+                            json_object_get(fleet, "to"), "tables", (json_int_t)n, "min_ms",
+                            json_object_get(pt, "min_ms"), "p25_ms", json_object_get(pt, "p25_ms"), "median_ms",
+                            json_object_get(pt, "median_ms"), "p75_ms", json_object_get(pt, "p75_ms"), "max_ms",
+                            json_object_get(pt, "max_ms"), "sim_rank_pct", 100.0 * rank);
+    /* where the tables fall in two groups (bench/fleet.py groups_of): both, low then high */
+    json_t *groups = json_object_get(pt, "groups");
+    if (out && json_array_size(groups) == 2 && json_object_set(out, "groups", groups) != 0) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
 }
 
 /* The same run with the host's calls this much dearer or cheaper: the median of its reps'

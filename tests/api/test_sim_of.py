@@ -183,12 +183,43 @@ def test_a_point_of_the_seeds_table_says_where_it_falls_in_the_fleet(server):
         rank = 100 * sum(1 if v < sim_ms else 0.5 if v == sim_ms else 0 for v in row["ms"]) / len(row["ms"])
         check(abs(fleet["sim_rank_pct"] - rank) < 1e-9, f"{rank}: the tables quicker than the sim's {sim_ms} ms",
               fleet["sim_rank_pct"], what + ".sim_rank_pct")
+        check(fleet.get("groups") == row.get("groups"), "the point's two groups as the profile keeps them, or none",
+              row.get("groups"), what + ".groups")
     # off the seeds' table: none
     for over in ({"kernel": "compute"}, {"size": "2^20"}):
         spec = dict({"variant": "async_v1", "size": "2^22", "streams": 4, "reps": 3}, **over)
         exp = server.wait_done(server.create(spec)["id"])
         check("fleet" not in exp["result"]["extra"], "no extra.fleet", exp["result"]["extra"].get("fleet"),
               f"a spec off the seeds' table ({over})")
+
+
+def test_a_point_whose_lent_tables_fall_in_two_groups_says_so(server):
+    """result.extra.fleet.groups: at a point where the lent GPUs' tables part in two (2^25 async_v1 x64 runs in
+    one of two modes on the lent H100s), both groups, the quicker first, every table in one of them; the split
+    is the widest gap that leaves 3 tables and 15% on each side, 2.5% or more, the medians 8% or more apart. A
+    point whose tables are one group (2^25 async_v1 x8) has none."""
+    exp = server.wait_done(server.create({"variant": "async_v1", "size": "2^25", "streams": 64, "reps": 3})["id"])
+    fleet, what = exp["result"]["extra"].get("fleet") or {}, "lent-h100 async_v1 2^25 x64: result.extra.fleet"
+    groups = fleet.get("groups")
+    check(isinstance(groups, list) and len(groups) == 2, "two groups", groups, what + ".groups")
+    prof, _ = profile_point("h100", "async_v1", 1 << 25, 64)
+    ms = [p for p in prof["fleet"]["points"] if p["variant"] == "async_v1" and p["size"] == 1 << 25
+          and p["streams"] == 64][0]["ms"]
+    low, high = groups
+    need = max(3, 0.15 * len(ms))
+    gaps = [(ms[i + 1] / ms[i] - 1, i) for i in range(len(ms) - 1) if i + 1 >= need and len(ms) - i - 1 >= need]
+    gap, at = max(gaps)
+    check(low["tables"] + high["tables"] == fleet["tables"] == len(ms) and low["tables"] == at + 1
+          and low["min_ms"] == ms[0] and low["max_ms"] == ms[at] and high["min_ms"] == ms[at + 1]
+          and high["max_ms"] == ms[-1], f"the tables parted at the widest gap ({100 * gap:.1f}% after table {at + 1})",
+          groups, what + ".groups")
+    check(gap >= 0.025 and high["median_ms"] / low["median_ms"] - 1 >= 0.08
+          and low["tables"] >= need and high["tables"] >= need,
+          "a gap of 2.5% or more, medians 8% or more apart, enough tables each side", groups, what + ".groups")
+    one = server.wait_done(server.create({"variant": "async_v1", "size": "2^25", "streams": 8, "reps": 3})["id"])
+    f8 = one["result"]["extra"].get("fleet") or {}
+    check(f8.get("tables", 0) > 1 and "groups" not in f8, "a band and no groups", f8,
+          "lent-h100 async_v1 2^25 x8: result.extra.fleet")
 
 
 def test_a_simulated_result_gives_its_host_pace_band(server):

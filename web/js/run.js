@@ -139,7 +139,20 @@ function fleetLine(e) {
   return h('div', { class: 'stat-sub', id: 'fleet-line', role: 'note',
     title: 'each table the median of its rounds, measured by the plain CUDA program (bench/ref_overlap)' },
     `${f.tables} lent ${many ? 'tables' : 'table'} of this kind (${gpus}${when}): ${band}; `
-    + `the simulation is slower than ${rank}% of them`);
+    + `the simulation is slower than ${rank}% of them${fleetGroups(f, e.result?.total_ms?.median)}`);
+}
+
+// Where the lent tables fall in two groups (extra.fleet.groups, bench/fleet.py): one loan's
+// number is one of the two, not a spread about one value; and which the simulation is nearer.
+function fleetGroups(f, simMs) {
+  const g = f.groups;
+  if (!Array.isArray(g) || g.length !== 2 || !(g[0]?.median_ms > 0) || !(g[1]?.median_ms > 0)) return '';
+  const near = simMs > 0
+    ? (Math.abs(Math.log(simMs / g[0].median_ms)) <= Math.abs(Math.log(simMs / g[1].median_ms)) ? 'quicker' : 'slower')
+    : null;
+  return `. They fall in two groups here, ${g[0].tables} near ${fmtMs(g[0].median_ms)} and ${g[1].tables} near `
+    + `${fmtMs(g[1].median_ms)} (this point runs in one of two modes, or at the host's pace)`
+    + (near ? `; the simulation is nearer the ${near} group` : '');
 }
 
 // A simulated run's band over the host's pace (ui.js hostPace): the same run with the host's
