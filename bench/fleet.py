@@ -8,8 +8,8 @@ one another, nor themselves, within issue 18's 10% at the host-bound and two-mod
 the plain program's median on every lent GPU of that kind whose table is kept in bench/data
 (bench/data/KIND-GPU-….json, each written by `bench_sim --measure`), sorted, with its
 quartiles. The sim's result says where its own total falls among them (result.extra.fleet,
-gpu/sim.c); the Run view draws it. Where a point's tables fall in two groups (groups_of: the lent
-hosts' pace at 2^22 with many streams, the 2^25 points that run in one of two modes), the point
+gpu/sim.c); the Run view draws it. Where a point's tables fall in two groups (groups_of; on the
+lent H100s: 2^22 points at the host's pace, 2^25 points that run in one of two modes), the point
 carries `groups`, the two groups low then high, so that a reader knows one loan's number is one
 of them and not a spread about one value.
 

@@ -208,7 +208,8 @@ def test_a_point_whose_lent_tables_fall_in_two_groups_says_so(server):
     low, high = groups
     need = max(3, 0.15 * len(ms))
     gaps = [(ms[i + 1] / ms[i] - 1, i) for i in range(len(ms) - 1) if i + 1 >= need and len(ms) - i - 1 >= need]
-    gap, at = max(gaps)
+    check(len(gaps) > 0, "a split leaving enough tables each side", len(ms), "the profile's fleet row")
+    gap, at = max(gaps, key=lambda t: (t[0], -t[1]))  # the widest; of equal ones the first, as groups_of
     check(low["tables"] + high["tables"] == fleet["tables"] == len(ms) and low["tables"] == at + 1
           and low["min_ms"] == ms[0] and low["max_ms"] == ms[at] and high["min_ms"] == ms[at + 1]
           and high["max_ms"] == ms[-1], f"the tables parted at the widest gap ({100 * gap:.1f}% after table {at + 1})",

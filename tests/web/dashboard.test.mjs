@@ -532,12 +532,11 @@ test('run detail: a simulated point of the seeds\' table says what the profile\'
   const g = fleet.groups;
   check(Array.isArray(g) && g.length === 2 && g[0].tables + g[1].tables === fleet.tables && g[0].median_ms < g[1].median_ms,
     'the API gives the two groups of the lent tables, the quicker first', 'two groups summing to the tables', g);
-  const nearer = Math.abs(Math.log(e.result.total_ms.median / g[0].median_ms))
-    <= Math.abs(Math.log(e.result.total_ms.median / g[1].median_ms)) ? 'quicker' : 'slower';
+  const gside = e.result.total_ms.median < Math.sqrt(g[0].max_ms * g[1].min_ms) ? 'quicker' : 'slower';
   const fwant = new RegExp(`^${fleet.tables} lent tables of this kind \\(${fleet.gpus} GPUs, ${fleet.from} to ${fleet.to}\\): `
     + `[0-9.]+ ms to [0-9.]+ ms, the middle half [0-9.]+ ms to [0-9.]+ ms; the simulation is slower than ${Math.round(fleet.sim_rank_pct)}% of them`
-    + `\\. They fall in two groups here, ${g[0].tables} near [0-9.]+ ms and ${g[1].tables} near [0-9.]+ ms `
-    + `\\(this point runs in one of two modes, or at the host's pace\\); the simulation is nearer the ${nearer} group$`);
+    + `\\. They fall in two groups here, ${g[0].tables} near [0-9.]+ ms and ${g[1].tables} near [0-9.]+ ms`
+    + `: a loan measures one or the other, and the simulation is on the ${gside} side of the gap$`);
   check(fline && fwant.test(fline), 'the total card says where the sim falls among the lent GPUs, and in which of their two groups', fwant.source, fline);
   // off the seeds' table (another kernel): no such line
   const r2 = await apiCall('POST', '/api/experiments', { variant: 'async_v1', streams: 64, size: 2 ** 25, reps: 3, kernel: 'compute', label: 'web-test off the table' });

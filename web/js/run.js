@@ -143,16 +143,16 @@ function fleetLine(e) {
 }
 
 // Where the lent tables fall in two groups (extra.fleet.groups, bench/fleet.py): one loan's
-// number is one of the two, not a spread about one value; and which the simulation is nearer.
+// number is one of the two, not a spread about one value; and on which side of the gap
+// between them the simulation falls.
 function fleetGroups(f, simMs) {
   const g = f.groups;
-  if (!Array.isArray(g) || g.length !== 2 || !(g[0]?.median_ms > 0) || !(g[1]?.median_ms > 0)) return '';
-  const near = simMs > 0
-    ? (Math.abs(Math.log(simMs / g[0].median_ms)) <= Math.abs(Math.log(simMs / g[1].median_ms)) ? 'quicker' : 'slower')
-    : null;
+  const ok = (x) => x && x.tables > 0 && x.median_ms > 0 && x.min_ms > 0 && x.max_ms >= x.min_ms;
+  if (!Array.isArray(g) || g.length !== 2 || !ok(g[0]) || !ok(g[1])) return '';
+  const side = simMs > 0 ? (simMs < Math.sqrt(g[0].max_ms * g[1].min_ms) ? 'quicker' : 'slower') : null;
   return `. They fall in two groups here, ${g[0].tables} near ${fmtMs(g[0].median_ms)} and ${g[1].tables} near `
-    + `${fmtMs(g[1].median_ms)} (this point runs in one of two modes, or at the host's pace)`
-    + (near ? `; the simulation is nearer the ${near} group` : '');
+    + `${fmtMs(g[1].median_ms)}: a loan measures one or the other`
+    + (side ? `, and the simulation is on the ${side} side of the gap` : '');
 }
 
 // A simulated run's band over the host's pace (ui.js hostPace): the same run with the host's
