@@ -135,14 +135,23 @@ static void tally_add(tally_t *t, double e) {
         t->err[t->n++] = e;
 }
 
-static void tally_print(const char *what, const char *noun, tally_t *t) {
-    if (!t->n)
-        return;
+static double tally_max(const tally_t *t) {
     double mx = 0;
     for (int i = 0; i < t->n; i++)
         mx = fmax(mx, t->err[i]);
+    return mx;
+}
+
+/* Issue 18's targets held to a tally of errors: median <= TARGET_MEDIAN, largest <= TARGET_MAX. */
+static bool tally_meets(tally_t *t) {
+    return t->n && median_of(t->err, t->n) <= TARGET_MEDIAN && tally_max(t) <= TARGET_MAX;
+}
+
+static void tally_print(const char *what, const char *noun, tally_t *t) {
+    if (!t->n)
+        return;
     printf("  %-22s %3d points  median %-6s %5.1f%%  largest %5.1f%%\n", what, t->n, noun,
-           100 * median_of(t->err, t->n), 100 * mx);
+           100 * median_of(t->err, t->n), 100 * tally_max(t));
 }
 
 /* The median ms of one point of a profile's reference table, 0 where it has none. */
@@ -307,17 +316,11 @@ static int evaluate(const json_t *profile, const json_t *against, const char *la
         printf("  the sim within the machine's own drift + %.0f%% at %d of %d points\n", 100 * TARGET_MEDIAN,
                within_drift, drift.n);
         /* the other table held to the same targets as a prediction of the profile's */
-        double dmx = 0;
-        for (int k = 0; k < drift.n; k++)
-            dmx = fmax(dmx, drift.err[k]);
         printf("%s (this table as the prediction of the profile's; median <= %.0f%%, largest <= %.0f%%): %s\n",
                self ? "the machine against itself" : "the other table against the profile's", 100 * TARGET_MEDIAN,
-               100 * TARGET_MAX, median_of(drift.err, drift.n) <= TARGET_MEDIAN && dmx <= TARGET_MAX ? "met" : "missed");
+               100 * TARGET_MAX, tally_meets(&drift) ? "met" : "missed");
     }
-    double mx = 0;
-    for (int k = 0; k < all.n; k++)
-        mx = fmax(mx, all.err[k]);
-    bool met = all.n && median_of(all.err, all.n) <= TARGET_MEDIAN && mx <= TARGET_MAX;
+    bool met = tally_meets(&all);
     printf("target (median <= %.0f%%, largest <= %.0f%%): %s\n", 100 * TARGET_MEDIAN, 100 * TARGET_MAX,
            met ? "met" : "missed");
     return met ? 0 : 1;

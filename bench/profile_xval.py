@@ -75,6 +75,16 @@ def errors(pred, meas):
     return [abs(pred[k] / meas[k] - 1) * 100 for k in meas if k in pred and meas[k] > 0]
 
 
+def head(first):
+    """The column heads of a table of predictions, its first column named FIRST."""
+    return f"  {first:48s} {'tables':>6s} {'over 10%':>14s} {'median':>7s} {'largest':>8s} {'met':>4s}"
+
+
+def line(label, n, over, points, med, lg, met):
+    """One row under head(): tables, points over 10%, median of medians, median of largest, met."""
+    return f"  {label:48s} {n:6d} {over:5d} ({100 * over / points:4.1f}%) {med:6.2f}% {lg:7.1f}% {met:4d}"
+
+
 def row(label, errs_by_table):
     """One floor row: tables, over 10% (of points), median of medians, median of largest, met."""
     errs_by_table = [e for e in errs_by_table if e]
@@ -85,8 +95,7 @@ def row(label, errs_by_table):
     over = sum(x > 10 for e in errs_by_table for x in e)
     points = sum(len(e) for e in errs_by_table)
     met = sum(m <= 3 and g <= 10 for m, g in zip(med, lg))
-    return (f"  {label:48s} {len(med):6d} {over:5d} ({100 * over / points:4.1f}%) {statistics.median(med):6.2f}% "
-            f"{statistics.median(lg):7.1f}% {met:4d}")
+    return line(label, len(med), over, points, statistics.median(med), statistics.median(lg), met)
 
 
 def floor(bench_sim, kind, paths, scratch):
@@ -132,7 +141,7 @@ def floor(bench_sim, kind, paths, scratch):
             second = table_of(docs[t]["reference_again"])
             again += [errors(second, tables[t]), errors(tables[t], second)]
     print(f"{kind}: the floor, each prediction held to issue 18's target over the {len(paths)} tables")
-    print(f"  {'prediction':48s} {'tables':>6s} {'over 10%':>14s} {'median':>7s} {'largest':>8s} {'met':>4s}")
+    print(head("prediction"))
     print(row(f"the shipped {shipped_profile} (not its own GPU)", shipped))
     print(row("each table's own profile (refitted)", own))
     print(row("the fleet's median, that GPU's tables left out", fleet))
@@ -163,12 +172,11 @@ def main():
             base = rows[0]
             print(f"{kind}: each profile against the tables of the other lent {kind.upper()} GPUs "
                   f"(bench/data), |sim - measured| / measured")
-            print(f"  {'profile':48s} {'tables':>6s} {'over 10%':>14s} {'median':>7s} {'largest':>8s} {'met':>4s}")
+            print(head("profile"))
             for p, n, over, points, med, lg, met in sorted(rows, key=lambda r: (r[2] / r[3], r[4])):
                 better = (p != base[0] and over / points < base[2] / base[3] and med < base[4] and lg < base[5]
                           and met >= base[6])
-                print(f"  {p:48s} {n:6d} {over:5d} ({100 * over / points:4.1f}%) {med:6.2f}% {lg:7.1f}% {met:4d}"
-                      f"{'  better on all four than the shipped' if better else ''}")
+                print(line(p, n, over, points, med, lg, met) + ("  better on all four than the shipped" if better else ""))
             floor(a.bench_sim, kind, list(tables), scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -58,7 +58,8 @@ int profile_embedded(int i, const struct json_t **meta, const machine_info_t **m
 const struct json_t *profile_reference_of(const device_info_t *d, const struct json_t **meta);
 /* The same table on every lent GPU of that profile's kind kept in bench/data, the profile's
  * "fleet" (bench/fleet.py: {tables, gpus, from, to, points: [{variant, size, streams, tables,
- * min_ms, p25_ms, median_ms, p75_ms, max_ms, ms: [sorted]}]}), and the profile's metadata in
+ * min_ms, p25_ms, median_ms, p75_ms, max_ms, ms: [sorted], and where they fall in two groups,
+ * groups: [low, high]}]}), and the profile's metadata in
  * *meta; NULL where the device stands for no embedded profile with a fleet. */
 const struct json_t *profile_fleet_of(const device_info_t *d, const struct json_t **meta);
 /* The fleet of the first embedded profile measured on a GPU of this name ("NVIDIA H100 80GB
