@@ -182,6 +182,23 @@ bench-two-gpus: $(BENCH_TWO_GPUS_BIN)
 bench-soak: $(BIN) $(BENCH_REF_BIN)
 	@python3 bench/bench_soak.py $(BIN) $(BENCH_REF_BIN) --out $(BUILD)/bench $(BENCH_SOAK_FLAGS)
 
+# `make bench-ab` (issue 19): arms run the same points round by round, who goes first turning,
+# each read against the first arm in the same round. By default the reference and this build's
+# server; BENCH_AB_FLAGS adds arms (another binary, or the reference with a diagnostic of its
+# environment: --arm refG=ref:build/bench/ref_overlap:REF_GAP_US=5000), --points, --rounds.
+.PHONY: bench-ab
+bench-ab: $(BIN) $(BENCH_REF_BIN)
+	@python3 bench/ab_rounds.py --arm ref=ref:$(BENCH_REF_BIN) --arm sl=sl:$(BIN) --out $(BUILD)/bench/ab $(BENCH_AB_FLAGS)
+
+# `make bench-alloc` (issue 19): does a pinned array's copy speed depend on the pages it got?
+# Arrays made and kept, each timed both ways round by round, with their physical layout where
+# /proc/self/pagemap shows it (root); then again after 768 MiB pinned and freed (plain CUDA).
+BENCH_ALLOC_BIN := $(BUILD)/bench/probe_alloc
+.PHONY: bench-alloc
+bench-alloc: $(BENCH_ALLOC_BIN)
+	@if ! nvidia-smi -L >/dev/null 2>&1; then echo "bench-alloc: skipped (no GPU)"; else \
+	  $(BENCH_ALLOC_BIN) 16 16 21 && MODE=register $(BENCH_ALLOC_BIN) 16 16 21; fi
+
 # `make probe-first-run` (issue 19): fresh servers, each one's first runs at 2^25 x8-x16 against
 # its later ones and the reference; per run, each server thread's CPU. BENCH_FIRST_RUN_FLAGS.
 .PHONY: probe-first-run

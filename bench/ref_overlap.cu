@@ -34,6 +34,7 @@
  * start event's record to the stop event's) or "err MESSAGE". SIZE must divide by
  * STREAMS x 256 (the blog's assumption). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,19 @@ static cudaEvent_t end_ev[MAX_STREAMS];
 static int nend_ev;
 static int nstreams_made;
 static cudaEvent_t start_ev, stop_ev;
+/* REF_LEGACY_HANDLE=1 (a diagnostic): the rep's start and stop events recorded on the explicit
+ * cudaStreamLegacy handle, as streamlab records them, instead of on stream 0 as the seeds do
+ * (the same legacy default stream in a program built without per-thread default streams) */
+static cudaStream_t rep_stream;
+/* REF_GAP_US=N, REF_EXTRA_READS=N (diagnostics): after each rep's check, N µs of spinning on
+ * the clock, or N more passes reading the array, before the next rep: does the host's time
+ * between reps (the GPU idle meanwhile) move the next rep? */
+static double gap_us;
+static int extra_reads;
+/* REF_NO_CHECK=1 (a diagnostic): the output checked after the last rep only, as the seeds
+ * (one rep a process) check theirs, not between reps */
+static int no_check;
+static volatile uint32_t read_sink;
 /* mgpu and peer: device 1's half, streams and end event */
 static float *d_b;
 static cudaStream_t stream_b[MAX_STREAMS];
@@ -187,7 +201,7 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
         if (!keep_array || r == -warmup)
             memset(a, 0, bytes);
         double t0 = probe_now_us();
-        CK(cudaEventRecord(start_ev, 0));
+        CK(cudaEventRecord(start_ev, rep_stream));
         if (mode == 0) {
             CK(cudaMemcpy(d_a, a, bytes, cudaMemcpyHostToDevice));
             kernel<<<(unsigned)(n / BLOCK), BLOCK>>>(d_a, 0);
@@ -236,7 +250,7 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
         for (int i = 0; end_events == 5 && i < nend_ev; i++)
             CK(cudaStreamWaitEvent(0, end_ev[i], 0));
         CK(cudaGetLastError());
-        CK(cudaEventRecord(stop_ev, 0));
+        CK(cudaEventRecord(stop_ev, rep_stream));
         double t1 = probe_now_us();
         CK(cudaEventSynchronize(stop_ev));
         CK(cudaEventElapsedTime(&ms, start_ev, stop_ev));
@@ -248,7 +262,7 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
         }
         size_t bad = 0;
         float expect = keep_array ? (float)(r + warmup + 1) : 1.0f;
-        for (size_t i = 0; mode != 3 && i < n; i++)
+        for (size_t i = 0; mode != 3 && (!no_check || r == reps - 1) && i < n; i++)
             if (!(fabsf(a[i] - expect) <= 1e-4f * expect))
                 bad++;
         if (bad) {
@@ -256,6 +270,15 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
             free(times);
             return -1;
         }
+        for (int k = 0; k < extra_reads; k++) {
+            uint32_t acc = 0;
+            const uint32_t *w = (const uint32_t *)a;
+            for (size_t i = 0; i < n; i++)
+                acc += w[i];
+            read_sink += acc;
+        }
+        for (double g0 = probe_now_us(); gap_us > 0 && probe_now_us() - g0 < gap_us;)
+            ;
         if (r >= 0) {
             times[r] = ms;
             issue[r] = (float)(t1 - t0);
@@ -451,6 +474,10 @@ static void make_alive(void) {
 int main(int argc, char **argv) {
     make_alive();
     keep_array = getenv("REF_KEEP_ARRAY") && strcmp(getenv("REF_KEEP_ARRAY"), "1") == 0;
+    gap_us = getenv("REF_GAP_US") ? atof(getenv("REF_GAP_US")) : 0;
+    no_check = getenv("REF_NO_CHECK") && strcmp(getenv("REF_NO_CHECK"), "1") == 0;
+    extra_reads = getenv("REF_EXTRA_READS") ? atoi(getenv("REF_EXTRA_READS")) : 0;
+    rep_stream = getenv("REF_LEGACY_HANDLE") && strcmp(getenv("REF_LEGACY_HANDLE"), "1") == 0 ? cudaStreamLegacy : 0;
     end_events = getenv("REF_END_EVENTS") ? atoi(getenv("REF_END_EVENTS")) : 0;
     if (end_events < 0 || end_events > 5)
         end_events = 0;

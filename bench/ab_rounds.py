@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""ab_rounds.py — A/B of builds and settings in one sitting, round by round (a GPU host).
+
+Several arms run the same points in turn, each round once per arm and point, who goes first
+turning from round to round: reference processes (bench/ref_overlap --serve, each with its own
+environment) and streamlab servers (each its own binary and environment, the GPU worker on the
+same CPU as the references). Lent machines move a few per cent between minutes, more than the
+1-2% such a change is worth, so an arm is read against the first arm of the same round: per
+point the median of the rounds' ratios and in how many rounds it was the slower, and the
+arms' medians.
+
+usage: ab_rounds.py --arm NAME=ref:BIN[:VAR=VAL,...] --arm NAME=sl:BIN[:VAR=VAL,...] ...
+                    [--points v1:22:8,v2:22:2,seq:25:1] [--rounds 10] [--reps 20] [--cpu N]
+                    [--out DIR]
+The first arm is the baseline. Writes DIR/ab_rounds.json (every run) beside the table."""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import contextlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lab import REF_NAME, _nvidia_smi_list, has_gpu, pin_to, ref_median_ms, served  # noqa: E402
+
+VARIANTS = {"seq": "sequential", "v1": "async_v1", "v2": "async_v2"}
+
+
+def parse_arm(text):
+    """NAME=KIND:BIN[:VAR=VAL,...] -> (name, kind, bin, env)"""
+    name, sep, rest = text.partition("=")
+    parts = rest.split(":", 2)
+    if not sep or not name or len(parts) < 2 or parts[0] not in ("ref", "sl") or not parts[1]:
+        raise SystemExit(f"ab_rounds: bad --arm {text!r} (NAME=ref:BIN[:VAR=VAL,...] or NAME=sl:BIN[:...])")
+    env = {}
+    for kv in (parts[2].split(",") if len(parts) == 3 and parts[2] else []):
+        k, eq, v = kv.partition("=")
+        if not eq or not k:
+            raise SystemExit(f"ab_rounds: bad environment {kv!r} in --arm {text!r}")
+        env[k] = v
+    return name, parts[0], parts[1], env
+
+
+def parse_points(text):
+    out = []
+    for p in text.split(","):
+        v, lg, s = p.split(":")
+        if v not in VARIANTS or not lg.isdigit() or not s.isdigit():
+            raise SystemExit(f"ab_rounds: bad point {p!r} (seq|v1|v2:LOG2SIZE:STREAMS)")
+        out.append((VARIANTS[v], int(lg), int(s)))
+    return out
+
+
+@contextlib.contextmanager
+def environ(env):
+    """os.environ with env added for the block (a server started inside inherits it)."""
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--arm", action="append", required=True)
+    ap.add_argument("--points", default="v1:22:1,v1:22:8,v1:22:32,v2:22:2,v2:22:4,v1:25:8")
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--cpu", type=int, default=(os.cpu_count() or 1) - 1)
+    ap.add_argument("--out", default="build/bench/ab")
+    a = ap.parse_args()
+    arms = [parse_arm(t) for t in a.arm]
+    if len({n for n, *_ in arms}) != len(arms) or len(arms) < 2:
+        raise SystemExit("ab_rounds: two or more arms, each its own name")
+    points = parse_points(a.points)
+    if a.rounds < 1 or a.reps < 1:
+        raise SystemExit("ab_rounds: --rounds and --reps must be at least 1")
+    if not has_gpu():
+        print("ab_rounds: skipped (no GPU)")
+        return 0
+    os.makedirs(a.out, exist_ok=True)
+    cpu = a.cpu if a.cpu >= 0 else None
+    with contextlib.ExitStack() as stack:
+        runners = {}
+        for name, kind, binary, env in arms:
+            if kind == "ref":
+                proc = subprocess.Popen([binary, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                        bufsize=1, preexec_fn=pin_to(cpu), env=dict(os.environ, **env))
+                stack.callback(proc.kill)
+
+                def run_ref(p, proc=proc):
+                    v, lg, s = p
+                    proc.stdin.write(f"{REF_NAME[v]} {1 << lg} {s} {a.reps} 3\n")
+                    proc.stdin.flush()
+                    return ref_median_ms(proc.stdout.readline(), p), None
+                runners[name] = run_ref
+            else:
+                with environ(env):
+                    _, lab, health = stack.enter_context(served(binary, f"ab-{name}", a.out, cpu=cpu))
+                if health.get("backend") != "cuda":
+                    print(f"ab_rounds: skipped ({name} found no GPU)")
+                    return 0
+
+                def run_sl(p, lab=lab, name=name):
+                    v, lg, s = p
+                    e = lab.call("POST", "/api/experiments", {"variant": v, "size": 1 << lg, "streams": s,
+                                                              "reps": a.reps, "warmup": 3, "backend": "cuda"})
+                    e = lab.finished(e["id"], f"{name} {p}")
+                    return e["result"]["total_ms"]["median"], e["id"]
+                runners[name] = run_sl
+        names = [n for n, *_ in arms]
+        print(f"ab_rounds: {'; '.join(_nvidia_smi_list()[1].splitlines())}")
+        print(f"ab_rounds: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {a.rounds} rounds x {len(points)} "
+              f"points, {a.reps} reps a run, arms {', '.join(names)} (baseline {names[0]}), CPU {cpu}", flush=True)
+        ms = {n: {p: [] for p in points} for n in names}
+        ids = {n: {p: [] for p in points} for n in names}
+        for r in range(a.rounds):
+            order = names[r % len(names):] + names[:r % len(names)]
+            for p in points:
+                for n in order:
+                    v, i = runners[n](p)
+                    ms[n][p].append(v)
+                    ids[n][p].append(i)
+            print(f"  round {r + 1} done", flush=True)
+    head = ["point"] + [f"{n} ms" for n in names] + [f"{n}/{names[0]} (slower in)" for n in names[1:]]
+    print("| " + " | ".join(head) + " |\n|" + " --- |" * len(head))
+    rows = []
+    for p in points:
+        cells = [f"2^{p[1]} {p[0]} x{p[2]}"] + [f"{statistics.median(ms[n][p]):.4f}" for n in names]
+        row = {"point": list(p), "ms": {n: ms[n][p] for n in names}, "ids": {n: ids[n][p] for n in names}}
+        for n in names[1:]:
+            ratios = [x / y for x, y in zip(ms[n][p], ms[names[0]][p])]
+            cells.append(f"{statistics.median(ratios):.3f} ({sum(x > 1 for x in ratios)} of {len(ratios)})")
+            row.setdefault("ratio_median", {})[n] = statistics.median(ratios)
+        rows.append(row)
+        print("| " + " | ".join(cells) + " |")
+    with open(os.path.join(a.out, "ab_rounds.json"), "w") as f:
+        json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                   "gpus": _nvidia_smi_list()[1].splitlines(), "rounds": a.rounds, "reps": a.reps,
+                   "cpu": cpu, "arms": [{"name": n, "kind": k, "bin": b, "env": e} for n, k, b, e in arms],
+                   "points": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
