@@ -227,20 +227,6 @@ uint64_t cuda_host_verify(int kernel, const float *out, const float *ref, uint64
     return bad;
 }
 
-/* On the calling thread, as the plain program checks its output between reps. Spread over
- * the helpers instead, it cost the next rep where the host sets the pace (2026-11-26, lent
- * H100s, 2^22 async_v1, interleaved rounds, medians): against no check, x32 1.016 from the
- * helpers and 1.004 from the issuing thread (GPU-bb7498d1, 10 rounds); issuing thread over
- * helpers, x64 0.982, faster in 11 of 12 rounds, x32 1.003 (GPU-620e0377, 12 rounds). At x1
- * and x8, which the device paces, the two were within 0.7%. */
-uint64_t cuda_host_checksum(const float *buf, uint64_t n) {
-    const uint32_t *w = (const uint32_t *)buf;
-    uint64_t sum = 0;
-    for (uint64_t i = 0; i < n; i++) /* each term a bijection of the word, keyed by i */
-        sum += ((uint64_t)w[i] + (i << 32)) * 0x9e3779b97f4a7c15ull;
-    return sum;
-}
-
 void cuda_host_fill_input(int kernel, float *buf, uint64_t n) {
     memset(buf, kernel_input_byte(kernel), n * sizeof *buf);
 }

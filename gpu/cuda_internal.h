@@ -86,9 +86,6 @@ uint64_t cuda_host_reference(int kernel, int iters, const float *in, float *ref,
 void cuda_host_apply(int kernel, int iters, const float *in, float *out, uint64_t first, uint64_t count);
 /* Elements of out[0, n) that do not match ref (kernel_output_ok); first bad in *first_bad. */
 uint64_t cuda_host_verify(int kernel, const float *out, const float *ref, uint64_t n, uint64_t *first_bad);
-/* A 64-bit checksum of buf's bits, keyed by position (a word changed, or two swapped, changes
- * it), on the calling thread: reads buf only. */
-uint64_t cuda_host_checksum(const float *buf, uint64_t n);
 
 /* ---- cuda_conditions.cu: what a measurement was taken under ---- */
 typedef struct cuda_conditions cuda_conditions_t;

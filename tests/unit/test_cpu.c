@@ -5,6 +5,8 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "check.h"
 #include "../../gpu/cpu.h"
@@ -101,7 +103,98 @@ TEST(the_cpu_baseline_from_a_pinned_thread_uses_every_cpu_and_says_so) {
     CHECK_INT(1, r.after_cpus);
 }
 
+/* cpu_checksum's sums as its header describes them, one word at a time: eight lanes, each
+ * a += word, b += a in 64 bits, folded in lane order, then the last words keyed by position. */
+static uint64_t fold(uint64_t s, uint64_t v) {
+    return (s ^ v) * 0x100000001b3ull;
+}
+
+static uint64_t checksum_as_described(const float *buf, uint64_t n) {
+    const uint32_t *w = (const uint32_t *)buf;
+    uint64_t a[8] = {0}, b[8] = {0}, whole = n - n % 8;
+    for (uint64_t i = 0; i < whole; i++) {
+        a[i % 8] += w[i];
+        b[i % 8] += a[i % 8];
+    }
+    uint64_t s = fold(0xcbf29ce484222325ull, n);
+    for (int k = 0; k < 8; k++)
+        s = fold(fold(s, a[k]), b[k]);
+    for (uint64_t i = whole; i < n; i++)
+        s = fold(fold(s, i), w[i]);
+    return s;
+}
+
+static void blog_output(float *v, uint64_t n) { /* what a blog-kernel rep leaves: 1 + tiny steps */
+    for (uint64_t i = 0; i < n; i++)
+        v[i] = 1.0f + (float)(i % 977) * 1e-6f;
+}
+
+TEST(the_output_checksum_is_the_sums_it_documents_at_every_length) {
+    float v[4099];
+    blog_output(v, 4099);
+    const uint64_t lengths[] = {0, 1, 7, 8, 9, 15, 16, 17, 1005, 4096, 4099};
+    for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
+        CHECK(cpu_checksum(v, lengths[k]) == checksum_as_described(v, lengths[k]));
+        CHECK(cpu_checksum(v, lengths[k]) == cpu_checksum(v, lengths[k]));
+    }
+    CHECK(cpu_checksum(v, 4098) != cpu_checksum(v, 4099)); /* the length is in it */
+}
+
+TEST(the_output_checksum_changes_with_any_one_word_changed) {
+    enum { N = 1029 }; /* 128 rows of lanes and 5 words after */
+    float v[N];
+    blog_output(v, N);
+    uint64_t base = cpu_checksum(v, N);
+    int missed = 0;
+    for (int p = 0; p < N; p++) {
+        uint32_t w, saved;
+        memcpy(&saved, &v[p], sizeof saved);
+        for (int bit = 0; bit < 32; bit += 7) {
+            w = saved ^ (1u << bit);
+            memcpy(&v[p], &w, sizeof w);
+            missed += cpu_checksum(v, N) == base;
+        }
+        v[p] = 0.0f; /* a chunk whose D2H never ran keeps the input fill */
+        missed += cpu_checksum(v, N) == base;
+        memcpy(&v[p], &saved, sizeof saved);
+    }
+    CHECK_INT(0, missed);
+    CHECK(cpu_checksum(v, N) == base);
+}
+
+TEST(the_output_checksum_changes_when_two_different_words_swap) {
+    enum { N = 1029 };
+    float v[N];
+    blog_output(v, N);
+    uint64_t base = cpu_checksum(v, N);
+    int missed = 0, tried = 0;
+    for (int p = 0; p < N; p += 3)
+        for (int q = p + 1; q < N; q += 5) {
+            if (v[p] == v[q])
+                continue;
+            float t = v[p];
+            v[p] = v[q], v[q] = t;
+            missed += cpu_checksum(v, N) == base;
+            tried++;
+            v[q] = v[p], v[p] = t;
+        }
+    CHECK(tried > 10000);
+    CHECK_INT(0, missed);
+    /* Same lane, words 2^31 apart at two rows' distance: 32-bit sums would lose it (2 x 2^31
+     * is 0 mod 2^32); the 64-bit lanes keep it. */
+    uint32_t lo = 0x00000001u, hi = 0x80000001u;
+    memcpy(&v[16], &lo, sizeof lo);
+    memcpy(&v[32], &hi, sizeof hi);
+    uint64_t before = cpu_checksum(v, N);
+    memcpy(&v[16], &hi, sizeof hi);
+    memcpy(&v[32], &lo, sizeof lo);
+    CHECK(cpu_checksum(v, N) != before);
+}
+
 static const check_test_t tests[] = {
+    TEST_ENTRY(the_output_checksum_is_the_sums_it_documents_at_every_length),
+    TEST_ENTRY(the_output_checksum_changes_with_any_one_word_changed),
+    TEST_ENTRY(the_output_checksum_changes_when_two_different_words_swap),
     TEST_ENTRY(a_pinned_threads_team_runs_on_every_cpu_and_the_thread_stays_pinned),
     TEST_ENTRY(the_cpu_baseline_from_a_pinned_thread_uses_every_cpu_and_says_so),
 };
