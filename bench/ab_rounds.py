@@ -10,9 +10,13 @@ point the median of the rounds' ratios and in how many rounds it was the slower,
 arms' medians.
 
 usage: ab_rounds.py --arm NAME=ref:BIN[:VAR=VAL,...] --arm NAME=sl:BIN[:VAR=VAL,...] ...
-                    [--points v1:22:8,v2:22:2,seq:25:1] [--rounds 10] [--reps 20] [--cpu N]
-                    [--out DIR]
-The first arm is the baseline. Writes DIR/ab_rounds.json (every run) beside the table."""
+                    [--about NAME=TEXT ...] [--points v1:22:8,v2:22:2,seq:25:1] [--rounds 12]
+                    [--reps 20] [--cpu N] [--out DIR]
+The first arm is the baseline. Who goes first turns with the round, and every other cycle of
+rounds runs the arms in the reverse order, so that no arm always follows the same one; rounds
+a multiple of twice the arms give each arm each place alike. DIR/ab_rounds.json (every run,
+and --about's words on each arm) is written after every round, so a run cut short keeps its
+rounds, and the table of the rounds run is printed however the run ends."""
 import argparse
 import json
 import os
@@ -46,11 +50,39 @@ def parse_arm(text):
 def parse_points(text):
     out = []
     for p in text.split(","):
-        v, lg, s = p.split(":")
-        if v not in VARIANTS or not lg.isdigit() or not s.isdigit():
-            raise SystemExit(f"ab_rounds: bad point {p!r} (seq|v1|v2:LOG2SIZE:STREAMS)")
-        out.append((VARIANTS[v], int(lg), int(s)))
+        parts = p.split(":")
+        if (len(parts) != 3 or parts[0] not in VARIANTS or not parts[1].isdigit() or not parts[2].isdigit()
+                or not 10 <= int(parts[1]) <= 30 or int(parts[2]) < 1):
+            raise SystemExit(f"ab_rounds: bad point {p!r} (seq|v1|v2:LOG2SIZE 10-30:STREAMS 1 or more)")
+        out.append((VARIANTS[parts[0]], int(parts[1]), int(parts[2])))
     return out
+
+
+def order_of(names, r):
+    """Round r's order: rotated by r, reversed on every other cycle of len(names) rounds."""
+    k = r % len(names)
+    order = names[k:] + names[:k]
+    return order[::-1] if (r // len(names)) % 2 else order
+
+
+def table(names, points, ms):
+    """The table of the rounds run so far (rows, for the JSON); printed."""
+    head = ["point"] + [f"{n} ms" for n in names] + [f"{n}/{names[0]} (slower in)" for n in names[1:]]
+    print("| " + " | ".join(head) + " |\n|" + " --- |" * len(head))
+    rows = []
+    for p in points:
+        got = min(len(ms[n][p]) for n in names)
+        if not got:
+            continue
+        cells = [f"2^{p[1]} {p[0]} x{p[2]}"] + [f"{statistics.median(ms[n][p][:got]):.4f}" for n in names]
+        row = {"point": list(p), "ms": {n: ms[n][p][:got] for n in names}, "ratio_median": {}}
+        for n in names[1:]:
+            ratios = [x / y for x, y in zip(ms[n][p][:got], ms[names[0]][p][:got])]
+            cells.append(f"{statistics.median(ratios):.3f} ({sum(x > 1 for x in ratios)} of {len(ratios)})")
+            row["ratio_median"][n] = statistics.median(ratios)
+        rows.append(row)
+        print("| " + " | ".join(cells) + " |")
+    return rows
 
 
 @contextlib.contextmanager
@@ -71,15 +103,23 @@ def environ(env):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--arm", action="append", required=True)
-    ap.add_argument("--points", default="v1:22:1,v1:22:8,v1:22:32,v2:22:2,v2:22:4,v1:25:8")
-    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--about", action="append", default=[], help="NAME=TEXT: what arm NAME is, kept in the JSON")
+    ap.add_argument("--points", default="seq:22:1,v1:22:1,v1:22:8,v1:22:32,v2:22:2,v2:22:4")
+    ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--cpu", type=int, default=(os.cpu_count() or 1) - 1)
+    ap.add_argument("--cpu", type=int, default=max(os.sched_getaffinity(0)),
+                    help="the CPU every arm issues from (default the last this process may use; -1: unpinned)")
     ap.add_argument("--out", default="build/bench/ab")
     a = ap.parse_args()
     arms = [parse_arm(t) for t in a.arm]
     if len({n for n, *_ in arms}) != len(arms) or len(arms) < 2:
         raise SystemExit("ab_rounds: two or more arms, each its own name")
+    about = {}
+    for t in a.about:
+        n, eq, text = t.partition("=")
+        if not eq or n not in {m for m, *_ in arms}:
+            raise SystemExit(f"ab_rounds: bad --about {t!r} (NAME=TEXT, NAME an arm's)")
+        about[n] = text
     points = parse_points(a.points)
     if a.rounds < 1 or a.reps < 1:
         raise SystemExit("ab_rounds: --rounds and --reps must be at least 1")
@@ -117,36 +157,39 @@ def main():
                     return e["result"]["total_ms"]["median"], e["id"]
                 runners[name] = run_sl
         names = [n for n, *_ in arms]
-        print(f"ab_rounds: {'; '.join(_nvidia_smi_list()[1].splitlines())}")
+        gpus = _nvidia_smi_list()[1].splitlines()
+        print(f"ab_rounds: {'; '.join(gpus)}")
         print(f"ab_rounds: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {a.rounds} rounds x {len(points)} "
               f"points, {a.reps} reps a run, arms {', '.join(names)} (baseline {names[0]}), CPU {cpu}", flush=True)
         ms = {n: {p: [] for p in points} for n in names}
         ids = {n: {p: [] for p in points} for n in names}
-        for r in range(a.rounds):
-            order = names[r % len(names):] + names[:r % len(names)]
-            for p in points:
-                for n in order:
-                    v, i = runners[n](p)
-                    ms[n][p].append(v)
-                    ids[n][p].append(i)
-            print(f"  round {r + 1} done", flush=True)
-    head = ["point"] + [f"{n} ms" for n in names] + [f"{n}/{names[0]} (slower in)" for n in names[1:]]
-    print("| " + " | ".join(head) + " |\n|" + " --- |" * len(head))
-    rows = []
-    for p in points:
-        cells = [f"2^{p[1]} {p[0]} x{p[2]}"] + [f"{statistics.median(ms[n][p]):.4f}" for n in names]
-        row = {"point": list(p), "ms": {n: ms[n][p] for n in names}, "ids": {n: ids[n][p] for n in names}}
-        for n in names[1:]:
-            ratios = [x / y for x, y in zip(ms[n][p], ms[names[0]][p])]
-            cells.append(f"{statistics.median(ratios):.3f} ({sum(x > 1 for x in ratios)} of {len(ratios)})")
-            row.setdefault("ratio_median", {})[n] = statistics.median(ratios)
-        rows.append(row)
-        print("| " + " | ".join(cells) + " |")
-    with open(os.path.join(a.out, "ab_rounds.json"), "w") as f:
-        json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                   "gpus": _nvidia_smi_list()[1].splitlines(), "rounds": a.rounds, "reps": a.reps,
-                   "cpu": cpu, "arms": [{"name": n, "kind": k, "bin": b, "env": e} for n, k, b, e in arms],
-                   "points": rows}, f, indent=1)
+        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+        def keep(rounds_run):
+            rows = table(names, points, ms)
+            for row in rows:
+                row["ids"] = {n: ids[n][tuple(row["point"])][:len(row["ms"][n])] for n in names}
+            with open(os.path.join(a.out, "ab_rounds.json"), "w") as f:
+                json.dump({"date": started, "gpus": gpus, "rounds": rounds_run, "rounds_asked": a.rounds,
+                           "reps": a.reps, "cpu": cpu,
+                           "arms": [{"name": n, "kind": k, "bin": b, "env": e} for n, k, b, e in arms],
+                           "arms_are": about, "points": rows}, f, indent=1)
+
+        r = 0
+        try:
+            for r in range(a.rounds):
+                for p in points:
+                    for n in order_of(names, r):
+                        v, i = runners[n](p)
+                        ms[n][p].append(v)
+                        ids[n][p].append(i)
+                print(f"  round {r + 1} done", flush=True)
+                with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
+                    keep(r + 1)
+            r = a.rounds
+        finally:
+            print(f"ab_rounds: {r} of {a.rounds} rounds run")
+            keep(r)
     return 0
 
 

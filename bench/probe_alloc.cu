@@ -8,7 +8,7 @@
  * once. Then ROUNDS rounds, each timing every array in turn (so drift falls on all alike):
  * one H2D and one D2H of the whole array against one device array, by events on one stream.
  * Per array: the median µs of each direction, its address modulo 2 MiB, and, where
- * /proc/self/pagemap gives frame numbers (root; anonymous pages: MODE=register), how many
+ * /proc/self/pagemap gives frame numbers (root; a lent H100 gave them for both kinds), how many
  * physically contiguous runs its pages form and how many of its 2 MiB-aligned spans are
  * one contiguous run. Then every array is freed, CHURN_MIB of pinned memory made, written
  * and freed (as streamlab's calibration does before a run), and as many arrays again are
@@ -48,7 +48,10 @@ static void unpinned(char *h, size_t bytes) {
         CK(cudaFreeHost(h));
     } else {
         CK(cudaHostUnregister(h));
-        munmap(h, bytes);
+        if (munmap(h, bytes) != 0) {
+            perror("probe_alloc: munmap");
+            exit(1);
+        }
     }
 }
 
@@ -133,6 +136,10 @@ int main(int argc, char **argv) {
     int rounds = argc > 3 ? atoi(argv[3]) : 21;
     size_t churn = getenv("CHURN_MIB") ? strtoull(getenv("CHURN_MIB"), NULL, 0) : 768;
     reg_mode = getenv("MODE") && strcmp(getenv("MODE"), "register") == 0;
+    if (churn > 64 * 128) {
+        fprintf(stderr, "probe_alloc: CHURN_MIB at most %d\n", 64 * 128);
+        return 2;
+    }
     if (na < 1 || na > MAX_ARRAYS || mib < 1 || mib > 4096 || rounds < 1 || rounds > 256) {
         fprintf(stderr, "usage: probe_alloc [ARRAYS 1-%d] [MIB 1-4096] [ROUNDS 1-256]\n", MAX_ARRAYS);
         return 2;
@@ -171,5 +178,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < na; i++)
         unpinned(h[i], bytes);
     CK(cudaFree(d));
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    CK(cudaStreamDestroy(st));
     return 0;
 }

@@ -277,8 +277,9 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
                 acc += w[i];
             read_sink += acc;
         }
-        for (double g0 = probe_now_us(); gap_us > 0 && probe_now_us() - g0 < gap_us;)
-            ;
+        if (gap_us > 0)
+            for (double g0 = probe_now_us(); probe_now_us() - g0 < gap_us;)
+                ;
         if (r >= 0) {
             times[r] = ms;
             issue[r] = (float)(t1 - t0);
@@ -478,6 +479,9 @@ int main(int argc, char **argv) {
     no_check = getenv("REF_NO_CHECK") && strcmp(getenv("REF_NO_CHECK"), "1") == 0;
     extra_reads = getenv("REF_EXTRA_READS") ? atoi(getenv("REF_EXTRA_READS")) : 0;
     rep_stream = getenv("REF_LEGACY_HANDLE") && strcmp(getenv("REF_LEGACY_HANDLE"), "1") == 0 ? cudaStreamLegacy : 0;
+    if (gap_us > 0 || extra_reads > 0 || no_check || rep_stream)
+        fprintf(stderr, "ref_overlap: diagnostics on: REF_GAP_US=%g REF_EXTRA_READS=%d REF_NO_CHECK=%d REF_LEGACY_HANDLE=%d\n",
+                gap_us, extra_reads, no_check, rep_stream != 0);
     end_events = getenv("REF_END_EVENTS") ? atoi(getenv("REF_END_EVENTS")) : 0;
     if (end_events < 0 || end_events > 5)
         end_events = 0;

@@ -28,15 +28,42 @@ __attribute__((constructor)) static void read_process_cpus(void) {
 
 #define CHECKSUM_LANES 8
 
+typedef uint32_t __attribute__((may_alias)) word_t; /* a float's bits, read as they are */
+
 static uint64_t checksum_fold(uint64_t s, uint64_t v) {
-    return (s ^ v) * 0x100000001b3ull; /* FNV-1a's prime, a word at a time */
+    return (s ^ v) * 0x100000001b3ull; /* FNV-1a's prime, a word at a time: for a fixed s, v -> result is one-to-one */
+}
+
+/* The lanes' sums folded into one, then the last words (fewer than a row), each with its
+ * position. Each lane gives a + 2b: a word changed by d at row j of m changes it by
+ * d(1 + 2(m - j)), an odd multiple of d; two words x, y of a lane swapped change it by
+ * 2(x - y)(rows apart), below 2^62 for n below 2^32. Neither is 0 mod 2^64, and each fold is
+ * one-to-one in the lane it takes in, so either change always changes the result. */
+static uint64_t checksum_finish(const uint64_t *a, const uint64_t *b, const word_t *w, uint64_t i, uint64_t n) {
+    uint64_t s = checksum_fold(0xcbf29ce484222325ull, n);
+    for (int k = 0; k < CHECKSUM_LANES; k++)
+        s = checksum_fold(s, a[k] + 2 * b[k]);
+    for (; i < n; i++)
+        s = checksum_fold(checksum_fold(s, i), w[i]);
+    return s;
+}
+
+uint64_t cpu_checksum_portable(const float *buf, uint64_t n) {
+    const word_t *w = (const word_t *)buf;
+    uint64_t a[CHECKSUM_LANES] = {0}, b[CHECKSUM_LANES] = {0}, i = 0;
+    for (; i + CHECKSUM_LANES <= n; i += CHECKSUM_LANES)
+        for (int k = 0; k < CHECKSUM_LANES; k++) {
+            a[k] += w[i + k];
+            b[k] += a[k];
+        }
+    return checksum_finish(a, b, w, i, n);
 }
 
 uint64_t cpu_checksum(const float *buf, uint64_t n) {
-    const uint32_t *w = (const uint32_t *)buf;
-    uint64_t a[CHECKSUM_LANES] = {0}, b[CHECKSUM_LANES] = {0}, i = 0;
 #ifdef __SSE2__
-    /* lanes 0-1, 2-3, 4-5, 6-7 in four pairs of registers: the scalar loop's sums */
+    const word_t *w = (const word_t *)buf;
+    uint64_t a[CHECKSUM_LANES], b[CHECKSUM_LANES], i = 0;
+    /* lanes 0-1, 2-3, 4-5, 6-7 in four pairs of registers: cpu_checksum_portable's sums */
     __m128i zero = _mm_setzero_si128(), va[4], vb[4];
     for (int k = 0; k < 4; k++)
         va[k] = vb[k] = zero;
@@ -54,19 +81,10 @@ uint64_t cpu_checksum(const float *buf, uint64_t n) {
         _mm_storeu_si128((__m128i *)(void *)(a + 2 * k), va[k]);
         _mm_storeu_si128((__m128i *)(void *)(b + 2 * k), vb[k]);
     }
+    return checksum_finish(a, b, w, i, n);
 #else
-    for (; i + CHECKSUM_LANES <= n; i += CHECKSUM_LANES)
-        for (int k = 0; k < CHECKSUM_LANES; k++) {
-            a[k] += w[i + k];
-            b[k] += a[k];
-        }
+    return cpu_checksum_portable(buf, n);
 #endif
-    uint64_t s = checksum_fold(0xcbf29ce484222325ull, n);
-    for (int k = 0; k < CHECKSUM_LANES; k++)
-        s = checksum_fold(checksum_fold(s, a[k]), b[k]);
-    for (; i < n; i++) /* the last words, fewer than a row of lanes */
-        s = checksum_fold(checksum_fold(s, i), w[i]);
-    return s;
 }
 
 void cpu_team_open(cpu_team_t *t) {

@@ -36,12 +36,13 @@ int cpu_team_cpus(int nthreads);
 /* A 64-bit checksum of an output's bits, for telling whether a rep's output is the same, bit
  * for bit, as one already checked element by element (gpu/cuda_backend.cu, run_rep). Eight
  * lanes of 32-bit words, each a Fletcher pair of 64-bit sums (a += word; b += a), folded into
- * one: any one word changed changes its lane's a, and two different words of one lane
- * swapped change its b (the difference times their distance, below 2^62 for arrays below
- * 2^32 elements, is never 0 mod 2^64). It reads the array once at the pace of the memory (SSE2
- * where the CPU has it, the same sums): it runs between reps, and the time between reps is
- * time the GPU waits (docs/METHOD.md, issue 19). */
+ * one (gpu/cpu.c says how): any one word changed, or two different words of one lane swapped,
+ * always changes it; other changes all but always (one chance in 2^64 of missing). It reads the
+ * array once at the pace of the memory (SSE2 where the CPU has it): it runs between reps, and
+ * the time between reps is time the GPU waits (docs/METHOD.md, issue 19).
+ * cpu_checksum_portable: the same sums one lane at a time, what runs without SSE2. */
 uint64_t cpu_checksum(const float *buf, uint64_t n);
+uint64_t cpu_checksum_portable(const float *buf, uint64_t n);
 
 #ifdef __cplusplus
 }

@@ -821,11 +821,12 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
 
     /* The first rep that passes is checked element by element against the CPU's reference;
      * each later rep bit for bit against that output, by its checksum (cpu_checksum), and
-     * element by element only where that differs. The check runs between reps, on this
+     * element by element only where that differs. The checksum runs between reps on this
      * thread, as the plain reference checks its output, and the GPU waits meanwhile: a longer
      * wait costs the next rep (the reference with 5 ms more between reps ran 1.0-3.7% slower
-     * at 2^22, lent H100 GPU-40179f8d). So the checksum reads the output once at the memory's
-     * pace, in about the time the reference's own check takes (docs/METHOD.md, issue 19). */
+     * at 2^22, lent H100 GPU-40179f8d). So it reads the output once at the memory's pace:
+     * 0.9-1.2 ms at 2^22 where the one before took 2.2-2.3 and the reference's own check
+     * 0.9-1.0, on two build machines (docs/METHOD.md, issue 19). */
     if (r->checked_sum_set && cpu_checksum(r->h_buf, s->size) == r->checked_sum) {
         r->verified_reps++;
         goto cleanup;
