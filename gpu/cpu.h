@@ -1,5 +1,5 @@
-/* cpu.h — the CPU baseline (gpu/cpu.c), and the CPUs an OpenMP team of the host's work runs
- * on. Only gpu/ includes it. */
+/* cpu.h — the CPU baseline (gpu/cpu.c), the CPUs an OpenMP team of the host's work runs on,
+ * and the output checksum. Only gpu/ (and its unit test) includes it. */
 #ifndef STREAMLAB_CPU_H
 #define STREAMLAB_CPU_H
 
