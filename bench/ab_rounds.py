@@ -11,7 +11,8 @@ arms' medians.
 
 usage: ab_rounds.py --arm NAME=ref:BIN[:VAR=VAL,...] --arm NAME=sl:BIN[:VAR=VAL,...] ...
                     [--about NAME=TEXT ...] [--points v1:22:8,v2:22:2,seq:25:1] [--rounds 12]
-                    [--reps 20] [--cpu N] [--out DIR]
+                    [--reps 20] [--cpu N] [--out DIR] [--backend cuda|sim]
+--backend sim runs the servers' arms on the simulator (no GPU needed): a check of the tool.
 The first arm is the baseline. Who goes first turns with the round, and every other cycle of
 rounds runs the arms in the reverse order, so that no arm always follows the same one; rounds
 a multiple of twice the arms give each arm each place alike. DIR/ab_rounds.json (every run,
@@ -110,6 +111,8 @@ def main():
     ap.add_argument("--cpu", type=int, default=max(os.sched_getaffinity(0)),
                     help="the CPU every arm issues from (default the last this process may use; -1: unpinned)")
     ap.add_argument("--out", default="build/bench/ab")
+    ap.add_argument("--backend", default="cuda", choices=("cuda", "sim"),
+                    help="the servers' experiments' backend (sim: no GPU needed, a check of the tool)")
     a = ap.parse_args()
     arms = [parse_arm(t) for t in a.arm]
     if len({n for n, *_ in arms}) != len(arms) or len(arms) < 2:
@@ -123,7 +126,7 @@ def main():
     points = parse_points(a.points)
     if a.rounds < 1 or a.reps < 1:
         raise SystemExit("ab_rounds: --rounds and --reps must be at least 1")
-    if not has_gpu():
+    if not has_gpu() and (a.backend == "cuda" or any(k == "ref" for _, k, _, _ in arms)):
         print("ab_rounds: skipped (no GPU)")
         return 0
     os.makedirs(a.out, exist_ok=True)
@@ -145,20 +148,20 @@ def main():
             else:
                 with environ(env):
                     _, lab, health = stack.enter_context(served(binary, f"ab-{name}", a.out, cpu=cpu))
-                if health.get("backend") != "cuda":
+                if a.backend == "cuda" and health.get("backend") != "cuda":
                     print(f"ab_rounds: skipped ({name} found no GPU)")
                     return 0
 
                 def run_sl(p, lab=lab, name=name):
                     v, lg, s = p
                     e = lab.call("POST", "/api/experiments", {"variant": v, "size": 1 << lg, "streams": s,
-                                                              "reps": a.reps, "warmup": 3, "backend": "cuda"})
+                                                              "reps": a.reps, "warmup": 3, "backend": a.backend})
                     e = lab.finished(e["id"], f"{name} {p}")
                     return e["result"]["total_ms"]["median"], e["id"]
                 runners[name] = run_sl
         names = [n for n, *_ in arms]
         gpus = _nvidia_smi_list()[1].splitlines()
-        print(f"ab_rounds: {'; '.join(gpus)}")
+        print(f"ab_rounds: {'; '.join(gpus) or 'no GPU'}")
         print(f"ab_rounds: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {a.rounds} rounds x {len(points)} "
               f"points, {a.reps} reps a run, arms {', '.join(names)} (baseline {names[0]}), CPU {cpu}", flush=True)
         ms = {n: {p: [] for p in points} for n in names}

@@ -186,6 +186,7 @@ bench-soak: $(BIN) $(BENCH_REF_BIN)
 # each read against the first arm in the same round. By default the reference and this build's
 # server; BENCH_AB_FLAGS adds arms (another binary, or the reference with a diagnostic of its
 # environment: --arm refG=ref:build/bench/ref_overlap:REF_GAP_US=5000), --points, --rounds.
+# --backend sim runs servers' arms on the simulator, as tests/api/test_bench_ab.py checks the tool.
 .PHONY: bench-ab
 bench-ab: $(BIN) $(BENCH_REF_BIN)
 	@python3 bench/ab_rounds.py --arm ref=ref:$(BENCH_REF_BIN) --arm sl=sl:$(BIN) --out $(BUILD)/bench/ab $(BENCH_AB_FLAGS)
