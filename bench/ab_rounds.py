@@ -28,7 +28,7 @@ import time
 import contextlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import REF_NAME, _nvidia_smi_list, has_gpu, pin_to, ref_median_ms, served  # noqa: E402
+from lab import _nvidia_smi_list, ask_ref, has_gpu, pin_to, served  # noqa: E402
 
 VARIANTS = {"seq": "sequential", "v1": "async_v1", "v2": "async_v2"}
 
@@ -66,10 +66,9 @@ def order_of(names, r):
     return order[::-1] if (r // len(names)) % 2 else order
 
 
-def table(names, points, ms):
-    """The table of the rounds run so far (rows, for the JSON); printed."""
-    head = ["point"] + [f"{n} ms" for n in names] + [f"{n}/{names[0]} (slower in)" for n in names[1:]]
-    print("| " + " | ".join(head) + " |\n|" + " --- |" * len(head))
+def rows_of(names, points, ms):
+    """Per point with a run of every arm: the arms' runs (as many of each as all have), the
+    median of each arm's ratio to the first arm's run of the same round, and the table's cells."""
     rows = []
     for p in points:
         got = min(len(ms[n][p]) for n in names)
@@ -81,24 +80,8 @@ def table(names, points, ms):
             ratios = [x / y for x, y in zip(ms[n][p][:got], ms[names[0]][p][:got])]
             cells.append(f"{statistics.median(ratios):.3f} ({sum(x > 1 for x in ratios)} of {len(ratios)})")
             row["ratio_median"][n] = statistics.median(ratios)
-        rows.append(row)
-        print("| " + " | ".join(cells) + " |")
+        rows.append((row, cells))
     return rows
-
-
-@contextlib.contextmanager
-def environ(env):
-    """os.environ with env added for the block (a server started inside inherits it)."""
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def main():
@@ -139,15 +122,9 @@ def main():
                                         bufsize=1, preexec_fn=pin_to(cpu), env=dict(os.environ, **env))
                 stack.callback(proc.kill)
 
-                def run_ref(p, proc=proc):
-                    v, lg, s = p
-                    proc.stdin.write(f"{REF_NAME[v]} {1 << lg} {s} {a.reps} 3\n")
-                    proc.stdin.flush()
-                    return ref_median_ms(proc.stdout.readline(), p), None
-                runners[name] = run_ref
+                runners[name] = lambda p, proc=proc: (ask_ref(proc, p, a.reps), None)
             else:
-                with environ(env):
-                    _, lab, health = stack.enter_context(served(binary, f"ab-{name}", a.out, cpu=cpu))
+                _, lab, health = stack.enter_context(served(binary, f"ab-{name}", a.out, cpu=cpu, env=env))
                 if a.backend == "cuda" and health.get("backend") != "cuda":
                     print(f"ab_rounds: skipped ({name} found no GPU)")
                     return 0
@@ -169,16 +146,18 @@ def main():
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
         def keep(rounds_run):
-            rows = table(names, points, ms)
-            for row in rows:
+            """The rounds run so far into DIR/ab_rounds.json; the table's rows."""
+            rows = rows_of(names, points, ms)
+            for row, _ in rows:
                 row["ids"] = {n: ids[n][tuple(row["point"])][:len(row["ms"][n])] for n in names}
             with open(os.path.join(a.out, "ab_rounds.json"), "w") as f:
                 json.dump({"date": started, "gpus": gpus, "rounds": rounds_run, "rounds_asked": a.rounds,
                            "reps": a.reps, "cpu": cpu,
                            "arms": [{"name": n, "kind": k, "bin": b, "env": e} for n, k, b, e in arms],
-                           "arms_are": about, "points": rows}, f, indent=1)
+                           "arms_are": about, "points": [row for row, _ in rows]}, f, indent=1)
+            return rows
 
-        r = 0
+        done = 0
         try:
             for r in range(a.rounds):
                 for p in points:
@@ -186,13 +165,16 @@ def main():
                         v, i = runners[n](p)
                         ms[n][p].append(v)
                         ids[n][p].append(i)
-                print(f"  round {r + 1} done", flush=True)
-                with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
-                    keep(r + 1)
-            r = a.rounds
+                done = r + 1
+                print(f"  round {done} done", flush=True)
+                if done < a.rounds:
+                    keep(done)
         finally:
-            print(f"ab_rounds: {r} of {a.rounds} rounds run")
-            keep(r)
+            print(f"ab_rounds: {done} of {a.rounds} rounds run")
+            head = ["point"] + [f"{n} ms" for n in names] + [f"{n}/{names[0]} (slower in)" for n in names[1:]]
+            print("| " + " | ".join(head) + " |\n|" + " --- |" * len(head))
+            for _, cells in keep(done):
+                print("| " + " | ".join(cells) + " |")
     return 0
 
 

@@ -110,14 +110,14 @@ def pin_to(cpu):
     return None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu}))
 
 
-def start_server(binary, name, out_dir, label=None, cpu=None):
+def start_server(binary, name, out_dir, label=None, cpu=None, env=None):
     """`binary serve` on a free port with a fresh store in a temporary folder, labelled
     LABEL (default bench-NAME-PID), its output into OUT_DIR/NAME-server.log: (process, Lab,
     label); its GPU worker (and calibration) on CPU `cpu` where given (--worker-cpu), its
     other threads anywhere: pinning the whole process there had its HTTP threads share the
     worker's CPU, 2-4% slower than the reference at 2^22 x8-x32 (lent H100, 2026-11-26).
     The caller waits with lab.wait_health(label) and stops the process (`served` does both
-    ends for a with-block)."""
+    ends for a with-block). env: variables added to this process's environment for the server's."""
     import os
     import subprocess
     import tempfile
@@ -129,19 +129,19 @@ def start_server(binary, name, out_dir, label=None, cpu=None):
     try:
         srv = subprocess.Popen([binary, "serve", "--listen", f"127.0.0.1:{port}", "--db",
                                 os.path.join(tmp, f"{name}.db"), "--machine-label", label] + pin,
-                               stdout=log, stderr=subprocess.STDOUT)
+                               stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, **(env or {})))
     finally:
         log.close()  # the child has its own copy
     return srv, Lab(port), label
 
 
 @contextlib.contextmanager
-def served(binary, name, out_dir, label=None, cpu=None):
+def served(binary, name, out_dir, label=None, cpu=None, env=None):
     """start_server's server for a with-block: yields (process, Lab, its /api/health answer)
     once it answers as LABEL; on leaving the block, however it is left, the server is
     stopped (SIGTERM, SIGKILL after 30 s) and waited for."""
     import subprocess
-    srv, lab, label = start_server(binary, name, out_dir, label, cpu)
+    srv, lab, label = start_server(binary, name, out_dir, label, cpu, env)
     try:
         yield srv, lab, lab.wait_health(label)
     finally:

@@ -472,13 +472,19 @@ static void make_alive(void) {
     }
 }
 
+/* A diagnostic switched on: the variable set to 1. */
+static bool env_is_1(const char *name) {
+    const char *v = getenv(name);
+    return v && strcmp(v, "1") == 0;
+}
+
 int main(int argc, char **argv) {
     make_alive();
-    keep_array = getenv("REF_KEEP_ARRAY") && strcmp(getenv("REF_KEEP_ARRAY"), "1") == 0;
+    keep_array = env_is_1("REF_KEEP_ARRAY");
     gap_us = getenv("REF_GAP_US") ? atof(getenv("REF_GAP_US")) : 0;
-    no_check = getenv("REF_NO_CHECK") && strcmp(getenv("REF_NO_CHECK"), "1") == 0;
+    no_check = env_is_1("REF_NO_CHECK");
     extra_reads = getenv("REF_EXTRA_READS") ? atoi(getenv("REF_EXTRA_READS")) : 0;
-    rep_stream = getenv("REF_LEGACY_HANDLE") && strcmp(getenv("REF_LEGACY_HANDLE"), "1") == 0 ? cudaStreamLegacy : 0;
+    rep_stream = env_is_1("REF_LEGACY_HANDLE") ? cudaStreamLegacy : 0;
     if (gap_us > 0 || extra_reads > 0 || no_check || rep_stream)
         fprintf(stderr, "ref_overlap: diagnostics on: REF_GAP_US=%g REF_EXTRA_READS=%d REF_NO_CHECK=%d REF_LEGACY_HANDLE=%d\n",
                 gap_us, extra_reads, no_check, rep_stream != 0);
