@@ -11,7 +11,12 @@ arms' medians.
 
 usage: ab_rounds.py --arm NAME=ref:BIN[:VAR=VAL,...] --arm NAME=sl:BIN[:VAR=VAL,...] ...
                     [--about NAME=TEXT ...] [--points v1:22:8,v2:22:2,seq:25:1] [--rounds 12]
-                    [--reps 20] [--cpu N] [--out DIR] [--backend cuda|sim]
+                    [--reps 20] [--cpu N] [--out DIR] [--backend cuda|sim] [--poll NAME=SECONDS ...]
+--poll: how often the client asks server arm NAME whether its run is done (default 0.05 s).
+Beside each point's times the table gives each arm's median host time between reps (the GPU
+idle while the host checks a rep's output and refills the input: the reference's GAP_US,
+streamlab's extra.timing.between_reps.median_us) and host time issuing a rep (the reference's
+ISSUE_US, streamlab's extra.timing.issue_us_clean), medians of the runs; the file each run's.
 --backend sim runs the servers' arms on the simulator (no GPU needed): a check of the tool.
 The first arm is the baseline. Who goes first turns with the round, and every other cycle of
 rounds runs the arms in the reverse order, so that no arm always follows the same one; rounds
@@ -28,7 +33,7 @@ import time
 import contextlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import _nvidia_smi_list, ask_ref, has_gpu, pin_to, served  # noqa: E402
+from lab import _nvidia_smi_list, ask_ref_answer, has_gpu, pin_to, served  # noqa: E402
 
 VARIANTS = {"seq": "sequential", "v1": "async_v1", "v2": "async_v2"}
 
@@ -66,20 +71,30 @@ def order_of(names, r):
     return order[::-1] if (r // len(names)) % 2 else order
 
 
-def rows_of(names, points, ms):
+def rows_of(names, points, ms, between=None, issue=None):
     """Per point with a run of every arm: the arms' runs (as many of each as all have), the
-    median of each arm's ratio to the first arm's run of the same round, and the table's cells."""
+    median of each arm's ratio to the first arm's run of the same round, the median of each
+    arm's runs' time between reps (between[n][p], µs, None where a run did not say; "-" in the
+    table where none did), and the table's cells."""
     rows = []
+    between = between or {n: {p: [] for p in points} for n in names}
+    issue = issue or {n: {p: [] for p in points} for n in names}
     for p in points:
         got = min(len(ms[n][p]) for n in names)
         if not got:
             continue
         cells = [f"2^{p[1]} {p[0]} x{p[2]}"] + [f"{statistics.median(ms[n][p][:got]):.4f}" for n in names]
-        row = {"point": list(p), "ms": {n: ms[n][p][:got] for n in names}, "ratio_median": {}}
+        row = {"point": list(p), "ms": {n: ms[n][p][:got] for n in names}, "ratio_median": {},
+               "between_us": {n: between[n][p][:got] for n in names},
+               "issue_us": {n: issue[n][p][:got] for n in names}}
         for n in names[1:]:
             ratios = [x / y for x, y in zip(ms[n][p][:got], ms[names[0]][p][:got])]
             cells.append(f"{statistics.median(ratios):.3f} ({sum(x > 1 for x in ratios)} of {len(ratios)})")
             row["ratio_median"][n] = statistics.median(ratios)
+        for times in (between, issue):
+            for n in names:
+                known = [x for x in times[n][p][:got] if x is not None and x >= 0]
+                cells.append(f"{statistics.median(known):.0f}" if known else "-")
         rows.append((row, cells))
     return rows
 
@@ -96,10 +111,21 @@ def main():
     ap.add_argument("--out", default="build/bench/ab")
     ap.add_argument("--backend", default="cuda", choices=("cuda", "sim"),
                     help="the servers' experiments' backend (sim: no GPU needed, a check of the tool)")
+    ap.add_argument("--poll", action="append", default=[],
+                    help="NAME=SECONDS: how often the client asks server arm NAME if its run is done (0.05)")
     a = ap.parse_args()
     arms = [parse_arm(t) for t in a.arm]
     if len({n for n, *_ in arms}) != len(arms) or len(arms) < 2:
         raise SystemExit("ab_rounds: two or more arms, each its own name")
+    poll = {}
+    for t in a.poll:
+        n, eq, sec = t.partition("=")
+        try:
+            poll[n] = float(sec)
+        except ValueError:
+            poll[n] = -1.0
+        if not eq or n not in {m for m, k, *_ in arms if k == "sl"} or not 0 < poll[n] <= 60:
+            raise SystemExit(f"ab_rounds: bad --poll {t!r} (NAME=SECONDS, NAME a server arm's, 0 < SECONDS <= 60)")
     about = {}
     for t in a.about:
         n, eq, text = t.partition("=")
@@ -122,7 +148,7 @@ def main():
                                         bufsize=1, preexec_fn=pin_to(cpu), env=dict(os.environ, **env))
                 stack.callback(proc.kill)
 
-                runners[name] = lambda p, proc=proc: (ask_ref(proc, p, a.reps), None)
+                runners[name] = lambda p, proc=proc: ask_ref_answer(proc, p, a.reps) + (None,)
             else:
                 _, lab, health = stack.enter_context(served(binary, f"ab-{name}", a.out, cpu=cpu, env=env))
                 if a.backend == "cuda" and health.get("backend") != "cuda":
@@ -133,8 +159,10 @@ def main():
                     v, lg, s = p
                     e = lab.call("POST", "/api/experiments", {"variant": v, "size": 1 << lg, "streams": s,
                                                               "reps": a.reps, "warmup": 3, "backend": a.backend})
-                    e = lab.finished(e["id"], f"{name} {p}")
-                    return e["result"]["total_ms"]["median"], e["id"]
+                    e = lab.finished(e["id"], f"{name} {p}", poll_s=poll.get(name, 0.05))
+                    timing = (e["result"].get("extra") or {}).get("timing") or {}
+                    return (e["result"]["total_ms"]["median"], (timing.get("between_reps") or {}).get("median_us"),
+                            timing.get("issue_us_clean"), e["id"])
                 runners[name] = run_sl
         names = [n for n, *_ in arms]
         gpus = _nvidia_smi_list()[1].splitlines()
@@ -143,17 +171,20 @@ def main():
               f"points, {a.reps} reps a run, arms {', '.join(names)} (baseline {names[0]}), CPU {cpu}", flush=True)
         ms = {n: {p: [] for p in points} for n in names}
         ids = {n: {p: [] for p in points} for n in names}
+        between = {n: {p: [] for p in points} for n in names}
+        issue = {n: {p: [] for p in points} for n in names}
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
         def keep(rounds_run):
             """The rounds run so far into DIR/ab_rounds.json; the table's rows."""
-            rows = rows_of(names, points, ms)
+            rows = rows_of(names, points, ms, between, issue)
             for row, _ in rows:
                 row["ids"] = {n: ids[n][tuple(row["point"])][:len(row["ms"][n])] for n in names}
             with open(os.path.join(a.out, "ab_rounds.json"), "w") as f:
                 json.dump({"date": started, "gpus": gpus, "rounds": rounds_run, "rounds_asked": a.rounds,
                            "reps": a.reps, "cpu": cpu,
-                           "arms": [{"name": n, "kind": k, "bin": b, "env": e} for n, k, b, e in arms],
+                           "arms": [{"name": n, "kind": k, "bin": b, "env": e, "poll_s": poll.get(n)}
+                                    for n, k, b, e in arms],
                            "arms_are": about, "points": [row for row, _ in rows]}, f, indent=1)
             return rows
 
@@ -162,8 +193,10 @@ def main():
             for r in range(a.rounds):
                 for p in points:
                     for n in order_of(names, r):
-                        v, i = runners[n](p)
+                        v, gap, took, i = runners[n](p)
                         ms[n][p].append(v)
+                        between[n][p].append(gap)
+                        issue[n][p].append(took)
                         ids[n][p].append(i)
                 done = r + 1
                 print(f"  round {done} done", flush=True)
@@ -171,7 +204,8 @@ def main():
                     keep(done)
         finally:
             print(f"ab_rounds: {done} of {a.rounds} rounds run")
-            head = ["point"] + [f"{n} ms" for n in names] + [f"{n}/{names[0]} (slower in)" for n in names[1:]]
+            head = (["point"] + [f"{n} ms" for n in names] + [f"{n}/{names[0]} (slower in)" for n in names[1:]]
+                    + [f"{n} between reps µs" for n in names] + [f"{n} issue µs" for n in names])
             print("| " + " | ".join(head) + " |\n|" + " --- |" * len(head))
             for _, cells in keep(done):
                 print("| " + " | ".join(cells) + " |")

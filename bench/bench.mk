@@ -273,3 +273,16 @@ bench-lane: $(BIN)
 .PHONY: bench-multi-gpu
 bench-multi-gpu: $(BIN) $(BENCH_REF_BIN)
 	@python3 bench/bench_multi_gpu.py $(BIN) $(BENCH_REF_BIN) --out $(BUILD)/bench $(BENCH_MULTI_GPU_FLAGS)
+
+# `make bench-check` (issue 19): what each way of checking a rep's output costs this host's
+# thread right after a D2H wrote it, beside the plain reference's check and the refill
+# (bench/probe_check.c; BENCH_CHECK_FLAGS: log2 sizes, default 22 25).
+BENCH_CHECK_BIN := $(BUILD)/bench/probe_check
+$(BENCH_CHECK_BIN): bench/probe_check.c $(BUILD)/obj/gpu/cpu.o $(BUILD)/obj/gpu/core.o
+	@mkdir -p $(dir $@)
+	@if [ -z "$(NVCC)" ]; then echo "$@: CUDA not found"; exit 1; fi
+	$(CC) $(CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ $< $(BUILD)/obj/gpu/cpu.o $(BUILD)/obj/gpu/core.o -L$(CUDA_HOME)/lib64 -lcudart_static -ljansson -lm -ldl -lrt -lpthread
+.PHONY: bench-check
+bench-check:
+	@if ! nvidia-smi -L >/dev/null 2>&1; then echo "bench-check: skipped (no GPU)"; else \
+	  $(MAKE) --no-print-directory $(BENCH_CHECK_BIN) && $(BENCH_CHECK_BIN) $(BENCH_CHECK_FLAGS); fi

@@ -80,13 +80,23 @@ def ref_median_ms(answer, what):
 REF_NAME = {"sequential": "seq", "async_v1": "v1", "async_v2": "v2"}
 
 
-def ask_ref(ref, p, reps):
+def ask_ref_answer(ref, p, reps):
     """One run of point p (variant, log2 size, streams) by a reference process (--serve),
-    reps reps after 3 warm-ups: its median ms."""
+    reps reps after 3 warm-ups: (its median ms, the median host time between reps in µs, the
+    median host time issuing a rep in µs), each time None where the answer does not say it
+    (its GAP_US and ISSUE_US)."""
     v, lg, s = p
     ref.stdin.write(f"{REF_NAME[v]} {1 << lg} {s} {reps} 3\n")
     ref.stdin.flush()
-    return ref_median_ms(ref.stdout.readline(), p)
+    answer = ref.stdout.readline()
+    words = answer.split()
+    return (ref_median_ms(answer, p), float(words[5]) if len(words) > 5 else None,
+            float(words[4]) if len(words) > 4 else None)
+
+
+def ask_ref(ref, p, reps):
+    """ask_ref_answer's median ms."""
+    return ask_ref_answer(ref, p, reps)[0]
 
 
 def settle(ref, max_s):

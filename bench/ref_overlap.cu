@@ -30,8 +30,11 @@
  *
  * usage: ref_overlap seq|v1|v2|k|mgpu|peer SIZE STREAMS REPS WARMUP   one case, one line
  *        ref_overlap --serve                              one case per stdin line
- * answer: "ok MEDIAN_MS MIN_MS MAX_MS ISSUE_US" (ISSUE_US: the median host time from the
- * start event's record to the stop event's) or "err MESSAGE". SIZE must divide by
+ * answer: "ok MEDIAN_MS MIN_MS MAX_MS ISSUE_US GAP_US" (ISSUE_US: the median host time from
+ * the start event's record to the stop event's; GAP_US: the median host time from the rep
+ * before's return from its wait for its stop event to this rep's start event record, its
+ * check and the input's refill, the GPU idle meanwhile, as streamlab's
+ * extra.timing.between_reps.median_us) or "err MESSAGE". SIZE must divide by
  * STREAMS x 256 (the blog's assumption). */
 #include <math.h>
 #include <stdint.h>
@@ -142,7 +145,7 @@ static cudaError_t end_stream(int i) {
 #include "probe_util.cuh" /* cmp_float, probe_now_us; this file's CK stays */
 
 static int run_case(const char *variant, size_t n, int nstreams, int reps, int warmup, float *med, float *mn,
-                    float *mx, float *issue_us, char *msg, size_t msglen) {
+                    float *mx, float *issue_us, float *between_us, char *msg, size_t msglen) {
     int mode = strcmp(variant, "seq") == 0 ? 0
                : strcmp(variant, "v1") == 0 ? 1
                : strcmp(variant, "v2") == 0 ? 2
@@ -190,8 +193,9 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
     }
     int streamSize = (int)(half / (size_t)nstreams);
     size_t streamBytes = (size_t)streamSize * sizeof(float);
-    float *times = (float *)malloc(2 * (size_t)reps * sizeof(float));
-    float *issue = times + reps;
+    float *times = (float *)malloc(3 * (size_t)reps * sizeof(float));
+    float *issue = times + reps, *gap = times + 2 * (size_t)reps;
+    double synced = 0; /* the last rep's return from its stop event's wait */
     if (!times) {
         snprintf(msg, msglen, "out of memory");
         return -1;
@@ -201,6 +205,8 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
         if (!keep_array || r == -warmup)
             memset(a, 0, bytes);
         double t0 = probe_now_us();
+        if (r >= 0)
+            gap[r] = (float)(t0 - synced);
         CK(cudaEventRecord(start_ev, rep_stream));
         if (mode == 0) {
             CK(cudaMemcpy(d_a, a, bytes, cudaMemcpyHostToDevice));
@@ -253,6 +259,7 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
         CK(cudaEventRecord(stop_ev, rep_stream));
         double t1 = probe_now_us();
         CK(cudaEventSynchronize(stop_ev));
+        synced = probe_now_us();
         CK(cudaEventElapsedTime(&ms, start_ev, stop_ev));
         for (int i = 0; end_events == 2 && i < nend_ev; i++) { /* non-blocking: the latest stream end */
             float e = 0;
@@ -287,7 +294,9 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
     }
     qsort(times, (size_t)reps, sizeof *times, cmp_float);
     qsort(issue, (size_t)reps, sizeof *issue, cmp_float);
+    qsort(gap, (size_t)reps, sizeof *gap, cmp_float);
     *issue_us = issue[reps / 2];
+    *between_us = warmup > 0 ? gap[reps / 2] : -1; /* without warm-ups rep 0 has no rep before it */
     *mn = times[0];
     *mx = times[reps - 1];
     *med = reps % 2 ? times[reps / 2] : 0.5f * (times[reps / 2 - 1] + times[reps / 2]);
@@ -376,12 +385,12 @@ static void answer(const char *variant, const char *size, const char *streams, c
         fflush(stdout);
         return;
     }
-    float med = 0, mn = 0, mx = 0, issue_us = 0;
+    float med = 0, mn = 0, mx = 0, issue_us = 0, between_us = 0;
     int rc = run_case(variant, strtoull(size, NULL, 0), atoi(streams), atoi(reps), atoi(warmup), &med, &mn, &mx,
-                      &issue_us, msg, sizeof msg);
+                      &issue_us, &between_us, msg, sizeof msg);
     release_case();
     if (rc == 0)
-        printf("ok %.6f %.6f %.6f %.1f\n", med, mn, mx, issue_us);
+        printf("ok %.6f %.6f %.6f %.1f %.1f\n", med, mn, mx, issue_us, between_us);
     else
         printf("err %s\n", msg);
     fflush(stdout);
@@ -422,8 +431,8 @@ static void settle(double max_s) {
     }
     while (nw < MAX_WINDOWS && !steady && probe_now_us() - t0 < max_s * 1e6) {
         for (int k = 0; k < 2; k++) {
-            float med = 0, mn = 0, mx = 0, issue = 0;
-            int rc = run_case(vs[k], (size_t)1 << 22, ss[k], 10, 3, &med, &mn, &mx, &issue, msg, sizeof msg);
+            float med = 0, mn = 0, mx = 0, issue = 0, gap = 0;
+            int rc = run_case(vs[k], (size_t)1 << 22, ss[k], 10, 3, &med, &mn, &mx, &issue, &gap, msg, sizeof msg);
             release_case();
             if (rc) {
                 printf("err settle: %s\n", msg);

@@ -38,11 +38,17 @@ int cpu_team_cpus(int nthreads);
  * lanes of 32-bit words, each a Fletcher pair of 64-bit sums (a += word; b += a), folded into
  * one (gpu/cpu.c says how): any one word changed, or two different words of one lane swapped,
  * always changes it; other changes all but always (one chance in 2^64 of missing). It reads the
- * array once at the pace of the memory (SSE2 where the CPU has it): it runs between reps, and
- * the time between reps is time the GPU waits (docs/METHOD.md, issue 19).
- * cpu_checksum_portable: the same sums one lane at a time, what runs without SSE2. */
+ * array once at the pace of the memory (AVX2 where the CPU has it, else SSE2): it runs between
+ * reps, and the time between reps is time the GPU waits (docs/METHOD.md, issue 19).
+ * cpu_checksum_portable: the same sums one lane at a time, what runs without either.
+ * cpu_checksum_avx2, cpu_checksum_sse2: each path alone, the same sums into *sum, false where
+ * this build or this CPU lacks it. cpu_checksum_path: "avx2", "sse2" or "portable", the one
+ * cpu_checksum takes here. */
 uint64_t cpu_checksum(const float *buf, uint64_t n);
 uint64_t cpu_checksum_portable(const float *buf, uint64_t n);
+bool cpu_checksum_avx2(const float *buf, uint64_t n, uint64_t *sum);
+bool cpu_checksum_sse2(const float *buf, uint64_t n, uint64_t *sum);
+const char *cpu_checksum_path(void);
 
 #ifdef __cplusplus
 }

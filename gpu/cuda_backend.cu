@@ -121,6 +121,11 @@ typedef struct run {
     struct cupti_rep *creps;    /* every rep run under CUPTI, in order */
     int ncreps, cap_creps;
     double issue_us;            /* host time the last rep took to issue its plan */
+    double sync_return_us;      /* cuda_now_us when the last rep's wait for its stop event returned; 0 before */
+    double gap_us;              /* the last rep: host time from the rep before's sync return to its start
+                                 * event's record (that rep's check, the loop, the input's fill): the GPU
+                                 * idles meanwhile; NAN for a run's first rep */
+    double check_us;            /* the last rep: host time its output's check took */
     int shares, share;          /* traced reps time the ops whose chunk % shares == share */
     double whole_tax;           /* sampled: what the probe's rep with every op traced added, over its clean one */
     size_t device_ops;
@@ -682,7 +687,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
     const plan_t *p = r->plan;
     const spec_t *s = r->spec;
     int rc = SL_OK, cur = -1;
-    double t0 = 0, total_us = 0, us = 0;
+    double t0 = 0, total_us = 0, us = 0, check0 = 0;
     size_t last = p->count;
     uint64_t bad = 0, first_bad = 0;
 
@@ -697,6 +702,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
         double t = cuda_now_us();
         if (d == 0) {
             t0 = t;
+            r->gap_us = r->sync_return_us > 0 ? t - r->sync_return_us : NAN;
             if (r->cupti)
                 r->cupti_t0_ns = cupti_timestamp_ns();
         }
@@ -758,6 +764,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
     rc = sync_rep_end(r, err);
     if (rc)
         goto cleanup;
+    r->sync_return_us = cuda_now_us();
 
     /* The total: the latest end seen, on device clocks aligned by the start events'
      * host times (exact for one device), and on the host clock for the host's share. */
@@ -824,11 +831,13 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
      * element by element only where that differs. The checksum runs between reps on this
      * thread, as the plain reference checks its output, and the GPU waits meanwhile: a longer
      * wait costs the next rep (the reference with 5 ms more between reps ran 1.0-3.7% slower
-     * at 2^22, lent H100 GPU-40179f8d). So it reads the output once at the memory's pace:
-     * 0.9-1.2 ms at 2^22 where the one before took 2.2-2.3 and the reference's own check
-     * 0.9-1.0, on two build machines (docs/METHOD.md, issue 19). */
+     * at 2^22, lent H100 GPU-40179f8d). So it reads the output once, with AVX2 where the CPU
+     * has it: on a lent H100's host 1.2 ms at 2^22, where the reference's own check took 2.0
+     * and the SSE2 path 4.2 (docs/METHOD.md, "The time between reps, measured"). */
+    check0 = cuda_now_us();
     if (r->checked_sum_set && cpu_checksum(r->h_buf, s->size) == r->checked_sum) {
         r->verified_reps++;
+        r->check_us = cuda_now_us() - check0;
         goto cleanup;
     }
     bad = cuda_host_verify(s->kernel, r->h_buf, r->ref, s->size, &first_bad);
@@ -837,6 +846,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
         r->checked_sum = cpu_checksum(r->h_buf, s->size);
         r->checked_sum_set = true;
     }
+    r->check_us = cuda_now_us() - check0;
     if (bad) {
         float want = r->ref[first_bad], got = r->h_buf[first_bad];
         SL_FAIL(SL_E_VERIFY,
@@ -888,6 +898,15 @@ static double median_of(const double *v, int n) {
     stats_t st;
     stats_compute(v, n > 0 ? (size_t)n : 0, &st);
     return st.median;
+}
+
+/* The median of v's finite entries in place (moved to the front); -1 where there are none. */
+static double median_of_finite(double *v, int n) {
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i]))
+            v[m++] = v[i];
+    return m ? median_of(v, m) : -1;
 }
 
 /* The CUPTI timelines of one timeline's share reps composed as the events' timeline
@@ -1275,6 +1294,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     run_t r;
     bool cupti_on = false, have_host_ops = false, events_mode = spec->timing == TIMING_EVENTS;
     double *traced_ms = NULL, *issue_clean = NULL, *issue_traced = NULL;
+    double *gap_clean = NULL, *check_clean = NULL; /* per measured rep: r.gap_us, r.check_us */
     double t_measure0 = 0, precision = 0, warm_ms = 0;
     double probe_clean_ms = 0, probe_clean_max_ms = 0, probe_traced_ms = 0, probe_issue_clean = 0,
            probe_issue_traced = 0;
@@ -1456,10 +1476,12 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     traced_ms = (double *)calloc((size_t)cap + 1, sizeof(double)); /* + sampled: the median rep's */
     issue_clean = (double *)calloc((size_t)cap, sizeof(double));
     issue_traced = (double *)calloc((size_t)cap + 1, sizeof(double));
+    gap_clean = (double *)calloc(2 * (size_t)cap, sizeof(double));
+    check_clean = gap_clean ? gap_clean + cap : NULL;
     timeline_stride = (cap + SAMPLE_TIMELINES - 1) / SAMPLE_TIMELINES;
     if (spec->reps_auto) /* the count is not known: the first rep's, then the median's */
         timeline_stride = cap + 1;
-    if (!out->rep_ms || !out->timelines || !traced_ms || !issue_clean || !issue_traced)
+    if (!out->rep_ms || !out->timelines || !traced_ms || !issue_clean || !issue_traced || !gap_clean)
         SL_FAIL(SL_E_NOMEM, "out of memory for %d repetitions", cap);
 
     /* timing cupti: what the recording costs this run. CUPTI's activity records slow the
@@ -1541,6 +1563,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         if (events_mode) {
             rc = run_rep(&r, false, "measured", k, &out->rep_ms[k], NULL, NULL, err);
             issue_clean[k] = r.issue_us;
+            gap_clean[k] = r.gap_us, check_clean[k] = r.check_us;
             if (rc == SL_OK && !sampled) { /* the seeds' way: one traced rep, every op */
                 rc = run_rep(&r, true, "traced", k, &traced_ms[ntraced], &out->timelines[k], NULL, err);
                 issue_traced[ntraced++] = r.issue_us;
@@ -1552,6 +1575,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         } else {
             rc = run_rep(&r, false, "measured", k, &out->rep_ms[k], &out->timelines[k], NULL, err);
             issue_clean[k] = r.issue_us;
+            gap_clean[k] = r.gap_us, check_clean[k] = r.check_us;
         }
         if (rc)
             goto cleanup;
@@ -1688,6 +1712,17 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                                           probe_clean_max_ms - probe_clean_ms, "traced_ms", probe_traced_ms,
                                           "issue_us_clean", probe_issue_clean, "issue_us_traced", probe_issue_traced));
         json_object_set_new(timing, "issue_us_clean", json_real(ic));
+        /* The GPU idles between reps while the host checks the output and refills the input;
+         * a longer wait costs the next rep (docs/METHOD.md, "The time between reps"). */
+        json_object_set_new(timing, "between_reps",
+                            json_pack("{s:f, s:f, s:s, s:s}", "median_us", median_of_finite(gap_clean, out->reps),
+                                      "check_median_us", median_of_finite(check_clean, out->reps), "check_path",
+                                      cpu_checksum_path(), "about",
+                                      "host time from the rep before's return from its wait for its stop event to "
+                                      "this rep's start event (the GPU idle meanwhile): that rep's check of its "
+                                      "output, the loop's bookkeeping and the input's refill; and of it the check "
+                                      "alone (check_path: the checksum's, avx2, sse2 or portable, where a rep's "
+                                      "output is the first's); medians over the measured reps"));
         if (spec->graph)
             json_object_set_new(timing, "graph",
                                 r.graph_exec ? json_string("clean reps: one cudaGraphLaunch of the plan captured once "
@@ -1838,6 +1873,7 @@ cleanup:
     free(r.creps);
     free(traced_ms);
     free(issue_clean);
+    free(gap_clean);
     free(issue_traced);
     (void)cudaGetLastError();
     cudaSetDevice(prev_device);

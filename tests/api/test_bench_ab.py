@@ -26,11 +26,12 @@ def ab(tmp_path, *args):
 
 def test_two_servers_of_one_binary_agree_round_by_round(tmp_path):
     p, kept = ab(tmp_path, "--arm", f"a=sl:{BIN}", "--arm", f"b=sl:{BIN}", "--about", "b=the same binary",
-                 "--points", "v1:20:2,v2:20:4", "--rounds", "4")
+                 "--points", "v1:20:2,v2:20:4", "--rounds", "4", "--poll", "b=0.2")
     check(p.returncode == 0, "exit 0", p.returncode, f"ab_rounds\n{p.stdout[-1500:]}\n{p.stderr[-1500:]}")
     check("4 of 4 rounds run" in p.stdout, "4 of 4 rounds run", p.stdout[-800:], "ab_rounds stdout")
     check(kept is not None and kept["rounds"] == 4 and kept["arms_are"] == {"b": "the same binary"},
           "the file: 4 rounds, --about kept", kept and {k: kept[k] for k in ("rounds", "arms_are")}, "ab_rounds.json")
+    check([a.get("poll_s") for a in kept["arms"]] == [None, 0.2], "b's poll kept", kept["arms"], "ab_rounds.json")
     check([r["point"] for r in kept["points"]] == [["async_v1", 20, 2], ["async_v2", 20, 4]], "both points",
           [r["point"] for r in kept["points"]], "ab_rounds.json points")
     for row in kept["points"]:
@@ -57,7 +58,10 @@ def test_bad_arms_and_points_are_refused_before_anything_runs(tmp_path):
                        (["--arm", f"a=sl:{BIN}", "--arm", f"a=sl:{BIN}"], "each its own name"),
                        (["--arm", f"a=sl:{BIN}", "--arm", "b=gpu:x"], "bad --arm"),
                        (["--arm", f"a=sl:{BIN}", "--arm", f"b=sl:{BIN}", "--points", "v1:22"], "bad point"),
-                       (["--arm", f"a=sl:{BIN}", "--arm", f"b=sl:{BIN}", "--about", "c=x"], "bad --about")):
+                       (["--arm", f"a=sl:{BIN}", "--arm", f"b=sl:{BIN}", "--about", "c=x"], "bad --about"),
+                       (["--arm", f"a=sl:{BIN}", "--arm", f"b=sl:{BIN}", "--poll", "c=1"], "bad --poll"),
+                       (["--arm", f"a=sl:{BIN}", "--arm", f"b=sl:{BIN}", "--poll", "b=0"], "bad --poll"),
+                       (["--arm", f"a=sl:{BIN}", "--arm", f"b=sl:{BIN}", "--poll", "b=x"], "bad --poll")):
         p, kept = ab(tmp_path, *args)
         check(p.returncode != 0 and says in p.stderr, f"refused: {says}", (p.returncode, p.stderr[-300:]),
               " ".join(args))

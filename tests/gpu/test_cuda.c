@@ -562,6 +562,12 @@ static void test_extra(void) {
     printf("  reps auto: %s\n  timing: %s\n  conditions: %s\n  nvml: %s\n", adump ? adump : "-", dump ? dump : "-",
            cdump ? cdump : "-", cond ? json_string_value(json_object_get(cond, "nvml")) : "-");
     CHECK(timing && json_object_get(timing, "event_record_us"), "timing: expected event_record_us");
+    /* between reps the host checks the rep before's output and refills the input: the gap holds the check */
+    json_t *between = timing ? json_object_get(timing, "between_reps") : NULL;
+    double gap_us = json_real_value(json_object_get(between, "median_us"));
+    double check_us = json_real_value(json_object_get(between, "check_median_us"));
+    CHECK(between && check_us > 0 && check_us < gap_us,
+          "timing: expected between_reps with 0 < check_median_us (%g) < median_us (%g)", check_us, gap_us);
     free(dump);
     free(cdump);
     free(adump);

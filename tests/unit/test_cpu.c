@@ -141,10 +141,32 @@ TEST(the_output_checksum_is_the_sums_it_documents_at_every_length) {
     for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
         CHECK(cpu_checksum(v, lengths[k]) == checksum_as_described(v, lengths[k]));
         CHECK(cpu_checksum_portable(v, lengths[k]) == checksum_as_described(v, lengths[k])); /* no SSE2 */
+        for (int path = 0; path < 2; path++) { /* each vector path alone, where this CPU has it */
+            uint64_t sum = 0, sum1 = 0;
+            bool have = path ? cpu_checksum_avx2(v, lengths[k], &sum) : cpu_checksum_sse2(v, lengths[k], &sum);
+            bool have1 = path ? cpu_checksum_avx2(v + 1, lengths[k] - (lengths[k] > 0), &sum1)
+                              : cpu_checksum_sse2(v + 1, lengths[k] - (lengths[k] > 0), &sum1);
+            CHECK(have == have1);
+            CHECK(!have || sum == checksum_as_described(v, lengths[k]));
+            CHECK(!have || sum1 == checksum_as_described(v + 1, lengths[k] - (lengths[k] > 0)));
+        }
         CHECK(cpu_checksum(v + 1, lengths[k] - (lengths[k] > 0)) == /* an array not 16-byte aligned */
               checksum_as_described(v + 1, lengths[k] - (lengths[k] > 0)));
     }
     CHECK(cpu_checksum(v, 4098) != cpu_checksum(v, 4099)); /* the length is in it */
+}
+
+TEST(the_output_checksum_names_the_path_it_takes_and_that_path_runs_here) {
+    uint64_t sum = 0;
+    float one = 1.0f;
+    const char *path = cpu_checksum_path();
+    CHECK(strcmp(path, "avx2") == 0 || strcmp(path, "sse2") == 0 || strcmp(path, "portable") == 0);
+    CHECK((strcmp(path, "avx2") == 0) == cpu_checksum_avx2(&one, 1, &sum));
+    CHECK(strcmp(path, "portable") != 0 || !cpu_checksum_sse2(&one, 1, &sum));
+#if defined(__x86_64__)
+    CHECK(strcmp(path, "portable") != 0); /* every x86-64 CPU has SSE2 */
+#endif
+    printf("  cpu_checksum takes its %s path here\n", path);
 }
 
 TEST(the_output_checksum_changes_with_any_one_word_changed) {
@@ -200,6 +222,7 @@ TEST(the_output_checksum_changes_when_two_different_words_swap) {
 
 static const check_test_t tests[] = {
     TEST_ENTRY(the_output_checksum_is_the_sums_it_documents_at_every_length),
+    TEST_ENTRY(the_output_checksum_names_the_path_it_takes_and_that_path_runs_here),
     TEST_ENTRY(the_output_checksum_changes_with_any_one_word_changed),
     TEST_ENTRY(the_output_checksum_changes_when_two_different_words_swap),
     TEST_ENTRY(a_pinned_threads_team_runs_on_every_cpu_and_the_thread_stays_pinned),
