@@ -71,30 +71,35 @@ def order_of(names, r):
     return order[::-1] if (r // len(names)) % 2 else order
 
 
-def rows_of(names, points, ms, between=None, issue=None):
-    """Per point with a run of every arm: the arms' runs (as many of each as all have), the
-    median of each arm's ratio to the first arm's run of the same round, the median of each
-    arm's runs' time between reps (between[n][p], µs, None where a run did not say; "-" in the
-    table where none did), and the table's cells."""
+# what each run gives beside its median ms (None where it does not say), and the table's columns of them
+RUN_FIELDS = ("least_ms", "between_us", "issue_us", "id")
+TABLE_TIMES = (("least_ms", "least ms", "{:.4f}"), ("between_us", "between reps µs", "{:.0f}"),
+               ("issue_us", "issue µs", "{:.0f}"))
+
+
+def rows_of(names, points, runs):
+    """Per point with a run of every arm (runs[n][p]: dicts with "ms" and RUN_FIELDS): the arms'
+    runs (as many of each as all have), the median of each arm's ratio to the first arm's run
+    of the same round, and the table's cells: medians of each arm's ms, the ratios, and each
+    arm's medians of TABLE_TIMES over the runs that gave them ("-" where none did)."""
     rows = []
-    between = between or {n: {p: [] for p in points} for n in names}
-    issue = issue or {n: {p: [] for p in points} for n in names}
     for p in points:
-        got = min(len(ms[n][p]) for n in names)
+        got = min(len(runs[n][p]) for n in names)
         if not got:
             continue
-        cells = [f"2^{p[1]} {p[0]} x{p[2]}"] + [f"{statistics.median(ms[n][p][:got]):.4f}" for n in names]
-        row = {"point": list(p), "ms": {n: ms[n][p][:got] for n in names}, "ratio_median": {},
-               "between_us": {n: between[n][p][:got] for n in names},
-               "issue_us": {n: issue[n][p][:got] for n in names}}
+        ms = {n: [x["ms"] for x in runs[n][p][:got]] for n in names}
+        cells = [f"2^{p[1]} {p[0]} x{p[2]}"] + [f"{statistics.median(ms[n]):.4f}" for n in names]
+        row = {"point": list(p), "ms": ms, "ratio_median": {}}
+        for field in RUN_FIELDS:
+            row[field + "s" if field == "id" else field] = {n: [x[field] for x in runs[n][p][:got]] for n in names}
         for n in names[1:]:
-            ratios = [x / y for x, y in zip(ms[n][p][:got], ms[names[0]][p][:got])]
+            ratios = [x / y for x, y in zip(ms[n], ms[names[0]])]
             cells.append(f"{statistics.median(ratios):.3f} ({sum(x > 1 for x in ratios)} of {len(ratios)})")
             row["ratio_median"][n] = statistics.median(ratios)
-        for times in (between, issue):
+        for field, _, fmt in TABLE_TIMES:
             for n in names:
-                known = [x for x in times[n][p][:got] if x is not None and x >= 0]
-                cells.append(f"{statistics.median(known):.0f}" if known else "-")
+                known = [x[field] for x in runs[n][p][:got] if x[field] is not None and x[field] >= 0]
+                cells.append(fmt.format(statistics.median(known)) if known else "-")
         rows.append((row, cells))
     return rows
 
@@ -148,7 +153,7 @@ def main():
                                         bufsize=1, preexec_fn=pin_to(cpu), env=dict(os.environ, **env))
                 stack.callback(proc.kill)
 
-                runners[name] = lambda p, proc=proc: ask_ref_answer(proc, p, a.reps) + (None,)
+                runners[name] = lambda p, proc=proc: dict(ask_ref_answer(proc, p, a.reps), id=None)
             else:
                 _, lab, health = stack.enter_context(served(binary, f"ab-{name}", a.out, cpu=cpu, env=env))
                 if a.backend == "cuda" and health.get("backend") != "cuda":
@@ -161,25 +166,21 @@ def main():
                                                               "reps": a.reps, "warmup": 3, "backend": a.backend})
                     e = lab.finished(e["id"], f"{name} {p}", poll_s=poll.get(name, 0.05))
                     timing = (e["result"].get("extra") or {}).get("timing") or {}
-                    return (e["result"]["total_ms"]["median"], (timing.get("between_reps") or {}).get("median_us"),
-                            timing.get("issue_us_clean"), e["id"])
+                    return {"ms": e["result"]["total_ms"]["median"], "least_ms": e["result"]["total_ms"]["min"],
+                            "between_us": (timing.get("between_reps") or {}).get("median_us"),
+                            "issue_us": timing.get("issue_us_clean"), "id": e["id"]}
                 runners[name] = run_sl
         names = [n for n, *_ in arms]
         gpus = _nvidia_smi_list()[1].splitlines()
         print(f"ab_rounds: {'; '.join(gpus) or 'no GPU'}")
         print(f"ab_rounds: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {a.rounds} rounds x {len(points)} "
               f"points, {a.reps} reps a run, arms {', '.join(names)} (baseline {names[0]}), CPU {cpu}", flush=True)
-        ms = {n: {p: [] for p in points} for n in names}
-        ids = {n: {p: [] for p in points} for n in names}
-        between = {n: {p: [] for p in points} for n in names}
-        issue = {n: {p: [] for p in points} for n in names}
+        runs = {n: {p: [] for p in points} for n in names}
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
         def keep(rounds_run):
             """The rounds run so far into DIR/ab_rounds.json; the table's rows."""
-            rows = rows_of(names, points, ms, between, issue)
-            for row, _ in rows:
-                row["ids"] = {n: ids[n][tuple(row["point"])][:len(row["ms"][n])] for n in names}
+            rows = rows_of(names, points, runs)
             with open(os.path.join(a.out, "ab_rounds.json"), "w") as f:
                 json.dump({"date": started, "gpus": gpus, "rounds": rounds_run, "rounds_asked": a.rounds,
                            "reps": a.reps, "cpu": cpu,
@@ -193,11 +194,7 @@ def main():
             for r in range(a.rounds):
                 for p in points:
                     for n in order_of(names, r):
-                        v, gap, took, i = runners[n](p)
-                        ms[n][p].append(v)
-                        between[n][p].append(gap)
-                        issue[n][p].append(took)
-                        ids[n][p].append(i)
+                        runs[n][p].append(runners[n](p))
                 done = r + 1
                 print(f"  round {done} done", flush=True)
                 if done < a.rounds:
@@ -205,7 +202,7 @@ def main():
         finally:
             print(f"ab_rounds: {done} of {a.rounds} rounds run")
             head = (["point"] + [f"{n} ms" for n in names] + [f"{n}/{names[0]} (slower in)" for n in names[1:]]
-                    + [f"{n} between reps µs" for n in names] + [f"{n} issue µs" for n in names])
+                    + [f"{n} {title}" for _, title, _ in TABLE_TIMES for n in names])
             print("| " + " | ".join(head) + " |\n|" + " --- |" * len(head))
             for _, cells in keep(done):
                 print("| " + " | ".join(cells) + " |")

@@ -82,21 +82,22 @@ REF_NAME = {"sequential": "seq", "async_v1": "v1", "async_v2": "v2"}
 
 def ask_ref_answer(ref, p, reps):
     """One run of point p (variant, log2 size, streams) by a reference process (--serve),
-    reps reps after 3 warm-ups: (its median ms, the median host time between reps in µs, the
-    median host time issuing a rep in µs), each time None where the answer does not say it
-    (its GAP_US and ISSUE_US)."""
+    reps reps after 3 warm-ups: {"ms": its median, "least_ms": its least, "issue_us": the
+    median host time issuing a rep, "between_us": the median host time between reps}, each
+    None where the answer does not say it (ISSUE_US and GAP_US)."""
     v, lg, s = p
     ref.stdin.write(f"{REF_NAME[v]} {1 << lg} {s} {reps} 3\n")
     ref.stdin.flush()
     answer = ref.stdout.readline()
     words = answer.split()
-    return (ref_median_ms(answer, p), float(words[5]) if len(words) > 5 else None,
-            float(words[4]) if len(words) > 4 else None)
+    return {"ms": ref_median_ms(answer, p), "least_ms": float(words[2]) if len(words) > 2 else None,
+            "issue_us": float(words[4]) if len(words) > 4 else None,
+            "between_us": float(words[5]) if len(words) > 5 else None}
 
 
 def ask_ref(ref, p, reps):
     """ask_ref_answer's median ms."""
-    return ask_ref_answer(ref, p, reps)[0]
+    return ask_ref_answer(ref, p, reps)["ms"]
 
 
 def settle(ref, max_s):
