@@ -826,6 +826,7 @@ test('run detail: the timeline\'s span against the median, and a note where it i
     xe.result.backend = 'cuda';
     xe.result.extra = { ...(xe.result.extra || {}), timing: {
       without_cupti: { reps: 3, median_ms: 3.174, cost_pct: 15.07 },
+      between_reps: { median_us: 1532.4, check_median_us: 1210, check_path: 'avx2', about: 'host time between reps' },
       cross_check: { start_diff_us_median: 4.2, start_diff_us_max: 37.8, end_diff_us_median: 6.1, end_diff_us_max: 21.25,
         attempts: 2, rep_off_pct: 3.21, rep_ms: [3.1, 3.2], shares: 2,
         worst_starts: [[5, 'kernel', 3, 7, 120.5, 130.0, 158.3, 163.1], [2, 'd2h', 0, 0, 90.0, 120.0, 80.1, 119.0]] } } };
@@ -835,6 +836,7 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   await page5.waitForSelector('#cupti-cost');
   const note5 = await page5.$eval('#cupti-cost', (el) => el.textContent);
   const xc5 = await page5.$eval('#cupti-cross-check', (el) => el.textContent).catch(() => null);
+  const gap5 = await page5.$eval('#between-reps', (el) => el.textContent).catch(() => null);
   await page5.closeAll();
   check(/took 15\.1% longer than 3 run before the recording started \(median 3\.17\d? ms\)/.test(note5),
     'a CUPTI run says what its recording cost', 'took 15.1% longer than 3 run before the recording started (median 3.17 ms)', note5);
@@ -843,6 +845,11 @@ test('run detail: the timeline\'s span against the median, and a note where it i
     && /run 2 times; the one kept was at most 3\.2% off/.test(xc5),
     'a CUPTI run says how far events and CUPTI part on the same reps, and how many tries that took',
     'a median 4.2 µs apart (at most 37.8 µs) … 6.1 µs (at most 21.25 µs) … run 2 times … 3.2% off', xc5);
+  // ... and how long its GPU waited between reps (extra.timing.between_reps)
+  check(gap5 && /waited a median 1\.532 ms while the host checked/.test(gap5)
+    && /1\.21 ms of it checking the output \(its avx2 checksum\)/.test(gap5) && /not in the total/.test(gap5),
+    'a GPU run says how long its GPU waited between reps, and how much of that was the check',
+    'waited a median 1.532 ms … 1.21 ms of it checking the output (its avx2 checksum) … not in the total', gap5);
   check(xc5 && /The start that parted most: the kernel of stream 3, chunk 7, at 120\.5 µs by its events and 158\.3 µs by CUPTI\./.test(xc5),
     'the cross-check note names the op whose start parted most', 'the kernel of stream 3, chunk 7, at 120.5 µs … 158.3 µs by CUPTI', xc5);
   const page6 = await newPage();
@@ -850,6 +857,7 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   await page6.waitForSelector('#stretch-note');
   check(!(await page6.$('#cupti-cost')), 'an events run has no CUPTI cost note', 'absent', 'present');
   check(!(await page6.$('#cupti-cross-check')), 'an events run has no cross-check note', 'absent', 'present');
+  check(!(await page6.$('#between-reps')), 'a run that does not say its time between reps has no note of it', 'absent', 'present');
   await page6.closeAll();
   await page3.closeAll();
   const visible = await page.$eval('#stretch-note', (el) => el.offsetHeight > 0 && getComputedStyle(el).visibility !== 'hidden');

@@ -465,8 +465,24 @@ function cuptiCrossCheck(e) {
   return [h('p', { class: 'rep-note cupti-cross-check', id: 'cupti-cross-check', role: 'note' }, text)];
 }
 
+// A GPU run: how long the GPU waited between repetitions while the host checked the output
+// and refilled the input (extra.timing.between_reps). A longer wait costs the next
+// repetition a little, in a plain CUDA program too (docs/METHOD.md, "The time between reps").
+function betweenReps(e) {
+  const b = e.result?.extra?.timing?.between_reps;
+  const num = (v) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+  if (!b || !num(b.median_us)) return [];
+  const check = num(b.check_median_us)
+    ? `, ${fmtUs(b.check_median_us)} of it checking the output${b.check_path ? ` (its ${b.check_path} checksum)` : ''}`
+    : '';
+  return [h('p', { class: 'rep-note between-reps', id: 'between-reps', role: 'note' },
+    `Between repetitions the GPU waited a median ${fmtUs(b.median_us)} while the host checked the repetition's`
+    + ` output and refilled the input${check}. It is not in the total; a longer wait makes the next repetition`
+    + ' start a little slower, as in a plain CUDA program that checks its output between repetitions.')];
+}
+
 function cuptiNotes(e) {
-  return cuptiCost(e).concat(cuptiCrossCheck(e));
+  return cuptiCost(e).concat(cuptiCrossCheck(e), betweenReps(e));
 }
 
 function spanAndStretch(tl, e) {
