@@ -16,7 +16,8 @@ usage: ab_rounds.py --arm NAME=ref:BIN[:VAR=VAL,...] --arm NAME=sl:BIN[:VAR=VAL,
 Beside each point's times the table gives each arm's median host time between reps (the GPU
 idle while the host checks a rep's output and refills the input: the reference's GAP_US,
 streamlab's extra.timing.between_reps.median_us) and host time issuing a rep (the reference's
-ISSUE_US, streamlab's extra.timing.issue_us_clean), medians of the runs; the file each run's.
+ISSUE_US, streamlab's extra.timing.issue_us_clean), and streamlab's check of a rep's output alone
+(extra.timing.between_reps.check_median_us), medians of the runs; the file each run's.
 --backend sim runs the servers' arms on the simulator (no GPU needed): a check of the tool.
 The first arm is the baseline. Who goes first turns with the round, and every other cycle of
 rounds runs the arms in the reverse order, so that no arm always follows the same one; rounds
@@ -72,9 +73,9 @@ def order_of(names, r):
 
 
 # what each run gives beside its median ms (None where it does not say), and the table's columns of them
-RUN_FIELDS = ("least_ms", "between_us", "issue_us", "id")
+RUN_FIELDS = ("least_ms", "between_us", "check_us", "issue_us", "id")
 TABLE_TIMES = (("least_ms", "least ms", "{:.4f}"), ("between_us", "between reps µs", "{:.0f}"),
-               ("issue_us", "issue µs", "{:.0f}"))
+               ("check_us", "check µs", "{:.0f}"), ("issue_us", "issue µs", "{:.0f}"))
 
 
 def rows_of(names, points, runs):
@@ -153,7 +154,7 @@ def main():
                                         bufsize=1, preexec_fn=pin_to(cpu), env=dict(os.environ, **env))
                 stack.callback(proc.kill)
 
-                runners[name] = lambda p, proc=proc: dict(ask_ref_answer(proc, p, a.reps), id=None)
+                runners[name] = lambda p, proc=proc: dict(ask_ref_answer(proc, p, a.reps), check_us=None, id=None)
             else:
                 _, lab, health = stack.enter_context(served(binary, f"ab-{name}", a.out, cpu=cpu, env=env))
                 if a.backend == "cuda" and health.get("backend") != "cuda":
@@ -168,6 +169,7 @@ def main():
                     timing = (e["result"].get("extra") or {}).get("timing") or {}
                     return {"ms": e["result"]["total_ms"]["median"], "least_ms": e["result"]["total_ms"]["min"],
                             "between_us": (timing.get("between_reps") or {}).get("median_us"),
+                            "check_us": (timing.get("between_reps") or {}).get("check_median_us"),
                             "issue_us": timing.get("issue_us_clean"), "id": e["id"]}
                 runners[name] = run_sl
         names = [n for n, *_ in arms]

@@ -68,8 +68,8 @@ def seed_points(sizes="22,25"):
 
 
 def ref_median_ms(answer, what):
-    """bench/ref_overlap's answer line ("ok MEDIAN_MS MIN_MS MAX_MS ISSUE_US" or "err MESSAGE"):
-    the median ms, or SystemExit naming `what` with the answer."""
+    """bench/ref_overlap's answer line ("ok MEDIAN_MS MIN_MS MAX_MS ISSUE_US GAP_US" or "err
+    MESSAGE"): the median ms, or SystemExit naming `what` with the answer."""
     words = answer.split()
     if not words or words[0] != "ok":
         raise SystemExit(f"reference {what}: {' '.join(words)}")

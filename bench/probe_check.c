@@ -119,7 +119,7 @@ static int probe(int lg, int rounds) {
     printf("| 2^%d | way | median ms | least | most | GB/s |\n| --- | --- | --- | --- | --- | --- |\n", lg);
     for (int w = 0; w < WAYS; w++) {
         qsort(ms[w], (size_t)rounds, sizeof(double), cmp_double);
-        double med = ms[w][rounds / 2];
+        double med = rounds % 2 ? ms[w][rounds / 2] : 0.5 * (ms[w][rounds / 2 - 1] + ms[w][rounds / 2]);
         if (!have[w])
             printf("| 2^%d | %s | (not on this CPU) | | | |\n", lg, way_name[w]);
         else

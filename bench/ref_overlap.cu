@@ -296,7 +296,8 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
     qsort(issue, (size_t)reps, sizeof *issue, cmp_float);
     qsort(gap, (size_t)reps, sizeof *gap, cmp_float);
     *issue_us = issue[reps / 2];
-    *between_us = warmup > 0 ? gap[reps / 2] : -1; /* without warm-ups rep 0 has no rep before it */
+    /* as the median of the times; without warm-ups rep 0 has no rep before it */
+    *between_us = warmup <= 0 ? -1 : reps % 2 ? gap[reps / 2] : 0.5f * (gap[reps / 2 - 1] + gap[reps / 2]);
     *mn = times[0];
     *mx = times[reps - 1];
     *med = reps % 2 ? times[reps / 2] : 0.5f * (times[reps / 2 - 1] + times[reps / 2]);

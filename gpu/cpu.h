@@ -43,7 +43,8 @@ int cpu_team_cpus(int nthreads);
  * cpu_checksum_portable: the same sums one lane at a time, what runs without either.
  * cpu_checksum_avx2, cpu_checksum_sse2: each path alone, the same sums into *sum, false where
  * this build or this CPU lacks it. cpu_checksum_path: "avx2", "sse2" or "portable", the one
- * cpu_checksum takes here. */
+ * cpu_checksum takes here. Built with -DSTREAMLAB_NO_AVX2 (EXTRA_CFLAGS), there is no AVX2 path:
+ * for a compiler without target attributes, or to set the SSE2 path against it on one host. */
 uint64_t cpu_checksum(const float *buf, uint64_t n);
 uint64_t cpu_checksum_portable(const float *buf, uint64_t n);
 bool cpu_checksum_avx2(const float *buf, uint64_t n, uint64_t *sum);

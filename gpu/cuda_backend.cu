@@ -125,6 +125,8 @@ typedef struct run {
     double gap_us;              /* the last rep: host time from the rep before's sync return to its start
                                  * event's record (that rep's check, the loop, the input's fill): the GPU
                                  * idles meanwhile; NAN for a run's first rep */
+    bool last_traced;           /* the rep that returned last was a traced one ... */
+    bool gap_after_traced;      /* ... and so was the one before the last rep: its gap holds its timeline's work */
     double check_us;            /* the last rep: host time its output's check took */
     int shares, share;          /* traced reps time the ops whose chunk % shares == share */
     double whole_tax;           /* sampled: what the probe's rep with every op traced added, over its clean one */
@@ -703,6 +705,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
         if (d == 0) {
             t0 = t;
             r->gap_us = r->sync_return_us > 0 ? t - r->sync_return_us : NAN;
+            r->gap_after_traced = r->last_traced;
             if (r->cupti)
                 r->cupti_t0_ns = cupti_timestamp_ns();
         }
@@ -765,6 +768,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
     if (rc)
         goto cleanup;
     r->sync_return_us = cuda_now_us();
+    r->last_traced = traced;
 
     /* The total: the latest end seen, on device clocks aligned by the start events'
      * host times (exact for one device), and on the host clock for the host's share. */
@@ -832,8 +836,9 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
      * thread, as the plain reference checks its output, and the GPU waits meanwhile: a longer
      * wait costs the next rep (the reference with 5 ms more between reps ran 1.0-3.7% slower
      * at 2^22, lent H100 GPU-40179f8d). So it reads the output once, with AVX2 where the CPU
-     * has it: on a lent H100's host 1.2 ms at 2^22, where the reference's own check took 2.0
-     * and the SSE2 path 4.2 (docs/METHOD.md, "The time between reps, measured"). */
+     * has it: on a lent H100's host, standing alone, 1.2 ms at 2^22 where the reference's own
+     * check took 2.0 and the SSE2 path 4.2; in the runs, less than the reference's check too
+     * (docs/METHOD.md, "The time between reps, measured"). */
     check0 = cuda_now_us();
     if (r->checked_sum_set && cpu_checksum(r->h_buf, s->size) == r->checked_sum) {
         r->verified_reps++;
@@ -1295,6 +1300,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     bool cupti_on = false, have_host_ops = false, events_mode = spec->timing == TIMING_EVENTS;
     double *traced_ms = NULL, *issue_clean = NULL, *issue_traced = NULL;
     double *gap_clean = NULL, *check_clean = NULL; /* per measured rep: r.gap_us, r.check_us */
+    int gaps_after_traced = 0;                     /* measured reps that followed a traced one */
     double t_measure0 = 0, precision = 0, warm_ms = 0;
     double probe_clean_ms = 0, probe_clean_max_ms = 0, probe_traced_ms = 0, probe_issue_clean = 0,
            probe_issue_traced = 0;
@@ -1564,6 +1570,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
             rc = run_rep(&r, false, "measured", k, &out->rep_ms[k], NULL, NULL, err);
             issue_clean[k] = r.issue_us;
             gap_clean[k] = r.gap_us, check_clean[k] = r.check_us;
+            gaps_after_traced += r.gap_after_traced;
             if (rc == SL_OK && !sampled) { /* the seeds' way: one traced rep, every op */
                 rc = run_rep(&r, true, "traced", k, &traced_ms[ntraced], &out->timelines[k], NULL, err);
                 issue_traced[ntraced++] = r.issue_us;
@@ -1576,6 +1583,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
             rc = run_rep(&r, false, "measured", k, &out->rep_ms[k], &out->timelines[k], NULL, err);
             issue_clean[k] = r.issue_us;
             gap_clean[k] = r.gap_us, check_clean[k] = r.check_us;
+            gaps_after_traced += r.gap_after_traced;
         }
         if (rc)
             goto cleanup;
@@ -1715,14 +1723,18 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         /* The GPU idles between reps while the host checks the output and refills the input;
          * a longer wait costs the next rep (docs/METHOD.md, "The time between reps"). */
         json_object_set_new(timing, "between_reps",
-                            json_pack("{s:f, s:f, s:s, s:s}", "median_us", median_of_finite(gap_clean, out->reps),
+                            json_pack("{s:f, s:i, s:f, s:s, s:s}", "median_us",
+                                      median_of_finite(gap_clean, out->reps), "after_traced", gaps_after_traced,
                                       "check_median_us", median_of_finite(check_clean, out->reps), "check_path",
                                       cpu_checksum_path(), "about",
-                                      "host time from the rep before's return from its wait for its stop event to "
-                                      "this rep's start event (the GPU idle meanwhile): that rep's check of its "
-                                      "output, the loop's bookkeeping and the input's refill; and of it the check "
-                                      "alone (check_path: the checksum's, avx2, sse2 or portable, where a rep's "
-                                      "output is the first's); medians over the measured reps"));
+                                      "median_us: before each measured rep, the host time from the rep before's "
+                                      "return from its wait for its stop event to this rep's start event, the GPU "
+                                      "idle meanwhile: that rep's check of its output, the loop's bookkeeping and "
+                                      "the input's refill, and where that rep was a traced one (after_traced of "
+                                      "them), the reading of its events into a timeline too; check_median_us: the "
+                                      "measured reps' own checks of their output (check_path: the checksum's path, "
+                                      "avx2, sse2 or portable, where a rep's output is the first's); medians over "
+                                      "the measured reps"));
         if (spec->graph)
             json_object_set_new(timing, "graph",
                                 r.graph_exec ? json_string("clean reps: one cudaGraphLaunch of the plan captured once "

@@ -38,6 +38,11 @@ def test_two_servers_of_one_binary_agree_round_by_round(tmp_path):
         check(len(row["ms"]["a"]) == 4 and row["ms"]["a"] == row["ms"]["b"], "4 equal runs a point",
               row["ms"], f"point {row['point']}")
         check(row["ratio_median"]["b"] == 1.0, "b/a exactly 1", row["ratio_median"], f"point {row['point']}")
+        for field in ("least_ms", "between_us", "check_us", "issue_us"):  # the sim gives least and issue
+            check(set(row.get(field, {})) == {"a", "b"} and len(row[field]["a"]) == 4, f"{field}: a run's of each arm",
+                  row.get(field), f"point {row['point']}")
+        check(all(x > 0 for x in row["least_ms"]["a"] + row["issue_us"]["a"]), "the sim's least rep and issue time",
+              row["least_ms"], f"point {row['point']}")
         check(len(set(row["ids"]["a"] + row["ids"]["b"])) == 8, "8 experiments, each its own id", row["ids"],
               f"point {row['point']}")
 

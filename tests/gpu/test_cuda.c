@@ -562,12 +562,17 @@ static void test_extra(void) {
     printf("  reps auto: %s\n  timing: %s\n  conditions: %s\n  nvml: %s\n", adump ? adump : "-", dump ? dump : "-",
            cdump ? cdump : "-", cond ? json_string_value(json_object_get(cond, "nvml")) : "-");
     CHECK(timing && json_object_get(timing, "event_record_us"), "timing: expected event_record_us");
-    /* between reps the host checks the rep before's output and refills the input: the gap holds the check */
+    /* between reps the host checks the rep before's output and refills the input: the fields are there,
+     * the check (one read of 16 MiB) a part of the wait, and no more measured reps after a traced one than
+     * there were measured reps */
     json_t *between = timing ? json_object_get(timing, "between_reps") : NULL;
     double gap_us = json_real_value(json_object_get(between, "median_us"));
     double check_us = json_real_value(json_object_get(between, "check_median_us"));
-    CHECK(between && check_us > 0 && check_us < gap_us,
-          "timing: expected between_reps with 0 < check_median_us (%g) < median_us (%g)", check_us, gap_us);
+    json_int_t after_traced = json_integer_value(json_object_get(between, "after_traced"));
+    CHECK(between && check_us > 0 && check_us < gap_us && json_is_integer(json_object_get(between, "after_traced")) &&
+              after_traced >= 0 && after_traced <= r.reps,
+          "timing: expected between_reps with 0 < check_median_us (%g) < median_us (%g), 0 <= after_traced (%lld) <= %d",
+          check_us, gap_us, (long long)after_traced, r.reps);
     free(dump);
     free(cdump);
     free(adump);
