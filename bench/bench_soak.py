@@ -34,7 +34,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import ask_ref, has_gpu, pin_to, seed_points, served, settle  # noqa: E402
+from lab import ask_ref_answer, has_gpu, pin_to, seed_points, served, settle  # noqa: E402
 
 POINTS = [  # (variant, log2 size, streams): issue 19's host-bound and two-mode points
     ("async_v2", 22, 256), ("async_v2", 22, 32), ("async_v1", 22, 128), ("async_v1", 25, 64), ("sequential", 25, 1)]
@@ -146,7 +146,8 @@ def main():
                       f"{settled[2]:.3f} ms in its first 5 s, {settled[3]:.3f} in its last; then the server started")
             sl = {p: [] for p in points}
             two = {p: 0 for p in points}  # streamlab's runs whose reps fell in two groups (result.rep_modes)
-            runs = {p: [] for p in points}  # streamlab's runs, for the JSON: id, reps_ms, rep_modes
+            runs = {p: [] for p in points}  # streamlab's runs, for the JSON: id, reps_ms, rep_modes, host times
+            ref_runs = [{p: [] for p in points} for _ in refs]  # each reference's answers (lab.ask_ref_answer)
             rf = {p: [] for p in points}
             rf2 = {p: [] for p in points} if len(refs) > 1 else None  # --self-check: the second reference's runs
             counts = [("start", dict(proc_counts(srv.pid), **server_counts(lab)))]
@@ -158,16 +159,26 @@ def main():
                 e = lab.finished(e["id"], f"streamlab {p}")
                 sl[p].append(e["result"]["total_ms"]["median"])
                 two[p] += bool(e["result"].get("rep_modes"))
+                timing = (e["result"].get("extra") or {}).get("timing") or {}
+                between = timing.get("between_reps") or {}
                 runs[p].append({"id": e["id"], "reps_ms": e["result"].get("reps_ms"),
-                                "rep_modes": e["result"].get("rep_modes")})
+                                "rep_modes": e["result"].get("rep_modes"), "issue_us": timing.get("issue_us_clean"),
+                                "between_us": between.get("median_us"), "check_us": between.get("check_median_us")})
+
+            def run_ref(k, into):
+                def turn(p, r):
+                    answer = ask_ref_answer(refs[k], p, a.reps)
+                    into[p].append(answer["ms"])
+                    ref_runs[k][p].append(answer)
+                return turn
 
             # Who runs a point first turns round by round (a Latin square over the rounds): a
             # fixed order, the reference always first, gave the same plain program run second a
             # bias of its own (on a lent H200, 2026-11-26, GPU-30796668: the second reference
             # process the slower at 28 of 38 points, every 2^25 point 1.000-1.009).
-            turns = [lambda p, r: rf[p].append(ask_ref(refs[0], p, a.reps)), run_sl]
+            turns = [run_ref(0, rf), run_sl]
             if rf2 is not None:
-                turns.append(lambda p, r: rf2[p].append(ask_ref(refs[1], p, a.reps)))
+                turns.append(run_ref(1, rf2))
             for r in range(a.runs):
                 order = turns[r % len(turns):] + turns[:r % len(turns)]
                 for p in points:
@@ -175,7 +186,8 @@ def main():
                         turn(p, r)
                 counts.append((f"after round {r + 1}", dict(proc_counts(srv.pid), **server_counts(lab))))
             if a.table:
-                return print_table(points, sl, rf, rf2, a.out, gpu, counts, two, settle_json(a.settle, settled), runs)
+                return print_table(points, sl, rf, rf2, a.out, gpu, counts, two, settle_json(a.settle, settled), runs,
+                                   ref_runs)
             print(f"\n{'point':<22} {'sl 1-5':>8} {'sl last5':>9} {'last/first':>10} {'slope ms/run':>12} "
                   f"{'ref 1-5':>8} {'ref last5':>9} {'last/first':>10} {'sl/ref':>7} {'sl/ref last/first':>17}")
             rows = []
@@ -191,7 +203,7 @@ def main():
                 print(f"2^{lg} {v} x{s:<8} {f5:8.3f} {l5:9.3f} {l5 / f5:10.3f} {slope(sl[p]):12.4f} {rf5:8.3f} {rl5:9.3f} "
                       f"{rl5 / rf5:10.3f} {ratio:7.3f} {rdrift:17.3f}")
                 rows.append({"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p],
-                             "streamlab_runs": runs[p]})
+                             "streamlab_runs": runs[p], "ref_runs": ref_runs[0][p]})
             print_counts(counts)
             with open(os.path.join(a.out, "soak.json"), "w") as f:
                 json.dump({"gpu": gpu, "settle": settle_json(a.settle, settled), "points": rows, "process": counts}, f,
@@ -234,15 +246,17 @@ def settle_json(max_s, settled):
             "last_v1x128_ms": settled[3]}
 
 
-def print_table(points, sl, rf, rf2, out, gpu, counts, two, settled, runs):
+def print_table(points, sl, rf, rf2, out, gpu, counts, two, settled, runs, ref_runs):
     """--table: per point the median of each program's run medians and their ratio, and the
     reference's own spread (its slowest run over its fastest): a miss where that spread is
     over 5% too is marked as within the machine's noise (it still counts). `2g`: how many of
     streamlab's runs had their reps in two groups (result.rep_modes), a point whose median
     is a coin the two programs draw apart. The points within 5% and those where streamlab is
     the slower. With rf2 (--self-check), the second reference against the first, counted the
-    same way. table.json keeps each streamlab run's id, reps and rep_modes (`runs`), so a run
-    that stands out can be looked up in the server's store and its reps read."""
+    same way. table.json keeps each streamlab run's id, reps, rep_modes and host times (issue,
+    between reps, check: `streamlab_runs`), so a run that stands out can be looked up in the
+    server's store and its reps read, and each reference's answers (`ref_runs`, `ref2_runs`:
+    median, least, issue and between-reps times)."""
     print(f"\n{'point':<22} {'streamlab runs (ms)':<36} {'reference runs (ms)':<36} {'sl/ref':>7} {'ref spread':>10}"
           f" {'2g':>2}" + (f" {'ref2/ref':>8}" if rf2 else ""))
     rows, within, slower, noisy, within2, slower2, coin = [], 0, 0, 0, 0, 0, 0
@@ -264,9 +278,10 @@ def print_table(points, sl, rf, rf2, out, gpu, counts, two, settled, runs):
         print(f"2^{lg} {v} x{s:<8} {' / '.join(f'{x:.3f}' for x in sl[p]):<36} "
               f"{' / '.join(f'{x:.3f}' for x in rf[p]):<36} {ratio:7.3f} {100 * spread:9.1f}% {two[p]:2d}{self_col}{mark}")
         row = {"variant": v, "size": 1 << lg, "streams": s, "streamlab_ms": sl[p], "ref_ms": rf[p],
-               "streamlab_runs_in_two_groups": two[p], "streamlab_runs": runs[p]}
+               "streamlab_runs_in_two_groups": two[p], "streamlab_runs": runs[p], "ref_runs": ref_runs[0][p]}
         if rf2:
             row["ref2_ms"] = rf2[p]
+            row["ref2_runs"] = ref_runs[1][p]
         rows.append(row)
     print(f"\nwithin 5%: {within} of {len(points)} ({noisy} of the misses where the reference spread more than 5% "
           f"itself, {coin} where a streamlab run's reps fell in two groups); streamlab the slower at {slower} of "
