@@ -125,8 +125,8 @@ typedef struct run {
     double gap_us;              /* the last rep: host time from the rep before's sync return to its start
                                  * event's record (that rep's check, the loop, the input's fill): the GPU
                                  * idles meanwhile; NAN for a run's first rep */
-    bool last_traced;           /* the rep that returned last was a traced one ... */
-    bool gap_after_traced;      /* ... and so was the one before the last rep: its gap holds its timeline's work */
+    bool last_traced;           /* the rep whose wait returned last was a traced one */
+    bool gap_after_traced;      /* the last rep's gap_us followed a traced rep: it holds that rep's timeline work */
     double check_us;            /* the last rep: host time its output's check took */
     int shares, share;          /* traced reps time the ops whose chunk % shares == share */
     double whole_tax;           /* sampled: what the probe's rep with every op traced added, over its clean one */
