@@ -34,7 +34,7 @@ import time
 import contextlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import _nvidia_smi_list, ask_ref_answer, has_gpu, pin_to, served  # noqa: E402
+from lab import _nvidia_smi_list, ask_ref_answer, has_gpu, host_times, pin_to, served  # noqa: E402
 
 VARIANTS = {"seq": "sequential", "v1": "async_v1", "v2": "async_v2"}
 
@@ -166,11 +166,8 @@ def main():
                     e = lab.call("POST", "/api/experiments", {"variant": v, "size": 1 << lg, "streams": s,
                                                               "reps": a.reps, "warmup": 3, "backend": a.backend})
                     e = lab.finished(e["id"], f"{name} {p}", poll_s=poll.get(name, 0.05))
-                    timing = (e["result"].get("extra") or {}).get("timing") or {}
-                    return {"ms": e["result"]["total_ms"]["median"], "least_ms": e["result"]["total_ms"]["min"],
-                            "between_us": (timing.get("between_reps") or {}).get("median_us"),
-                            "check_us": (timing.get("between_reps") or {}).get("check_median_us"),
-                            "issue_us": timing.get("issue_us_clean"), "id": e["id"]}
+                    return dict(host_times(e["result"]), ms=e["result"]["total_ms"]["median"],
+                                least_ms=e["result"]["total_ms"]["min"], id=e["id"])
                 runners[name] = run_sl
         names = [n for n, *_ in arms]
         gpus = _nvidia_smi_list()[1].splitlines()

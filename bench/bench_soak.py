@@ -34,7 +34,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import ask_ref_answer, has_gpu, pin_to, seed_points, served, settle  # noqa: E402
+from lab import ask_ref_answer, has_gpu, host_times, pin_to, seed_points, served, settle  # noqa: E402
 
 POINTS = [  # (variant, log2 size, streams): issue 19's host-bound and two-mode points
     ("async_v2", 22, 256), ("async_v2", 22, 32), ("async_v1", 22, 128), ("async_v1", 25, 64), ("sequential", 25, 1)]
@@ -159,11 +159,8 @@ def main():
                 e = lab.finished(e["id"], f"streamlab {p}")
                 sl[p].append(e["result"]["total_ms"]["median"])
                 two[p] += bool(e["result"].get("rep_modes"))
-                timing = (e["result"].get("extra") or {}).get("timing") or {}
-                between = timing.get("between_reps") or {}
-                runs[p].append({"id": e["id"], "reps_ms": e["result"].get("reps_ms"),
-                                "rep_modes": e["result"].get("rep_modes"), "issue_us": timing.get("issue_us_clean"),
-                                "between_us": between.get("median_us"), "check_us": between.get("check_median_us")})
+                runs[p].append(dict({"id": e["id"], "reps_ms": e["result"].get("reps_ms"),
+                                     "rep_modes": e["result"].get("rep_modes")}, **host_times(e["result"])))
 
             def run_ref(k, into):
                 def turn(p, r):

@@ -95,6 +95,16 @@ def ask_ref_answer(ref, p, reps):
             "between_us": float(words[5]) if len(words) > 5 else None}
 
 
+def host_times(result):
+    """A streamlab result's host times, as ask_ref_answer gives the reference's: {"issue_us":
+    extra.timing.issue_us_clean, "between_us": extra.timing.between_reps.median_us, "check_us":
+    ...check_median_us}, each None where the run does not say it (the sim: no wait between reps)."""
+    timing = (result.get("extra") or {}).get("timing") or {}
+    between = timing.get("between_reps") or {}
+    return {"issue_us": timing.get("issue_us_clean"), "between_us": between.get("median_us"),
+            "check_us": between.get("check_median_us")}
+
+
 def ask_ref(ref, p, reps):
     """ask_ref_answer's median ms."""
     return ask_ref_answer(ref, p, reps)["ms"]

@@ -53,11 +53,6 @@ __attribute__((optimize("O3"))) static uint64_t sum32(const float *buf, size_t n
     return t;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 enum { CHECKSUM, SSE2, AVX2, PORTABLE, REFERENCE, SUM32, MEMSET, WAYS };
 static const char *way_name[WAYS] = {"checksum", "sse2", "avx2", "portable", "reference", "sum32", "memset"};
 
@@ -118,13 +113,13 @@ static int probe(int lg, int rounds) {
         }
     printf("| 2^%d | way | median ms | least | most | GB/s |\n| --- | --- | --- | --- | --- | --- |\n", lg);
     for (int w = 0; w < WAYS; w++) {
-        qsort(ms[w], (size_t)rounds, sizeof(double), cmp_double);
-        double med = rounds % 2 ? ms[w][rounds / 2] : 0.5 * (ms[w][rounds / 2 - 1] + ms[w][rounds / 2]);
+        stats_t st;
+        stats_compute(ms[w], (size_t)rounds, &st); /* gpu/core.h: the median as every result's */
         if (!have[w])
             printf("| 2^%d | %s | (not on this CPU) | | | |\n", lg, way_name[w]);
         else
-            printf("| 2^%d | %s | %.3f | %.3f | %.3f | %.1f |\n", lg, way_name[w], med, ms[w][0], ms[w][rounds - 1],
-                   bytes / med / 1e6);
+            printf("| 2^%d | %s | %.3f | %.3f | %.3f | %.1f |\n", lg, way_name[w], st.median, st.min, st.max,
+                   bytes / st.median / 1e6);
     }
     if (gpu) {
         cudaFreeHost(h);

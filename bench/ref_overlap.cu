@@ -144,6 +144,11 @@ static cudaError_t end_stream(int i) {
     } while (0)
 #include "probe_util.cuh" /* cmp_float, probe_now_us; this file's CK stays */
 
+/* the median of n sorted values, the middle two averaged where n is even */
+static float sorted_median(const float *v, int n) {
+    return n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
+}
+
 static int run_case(const char *variant, size_t n, int nstreams, int reps, int warmup, float *med, float *mn,
                     float *mx, float *issue_us, float *between_us, char *msg, size_t msglen) {
     int mode = strcmp(variant, "seq") == 0 ? 0
@@ -296,11 +301,10 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
     qsort(issue, (size_t)reps, sizeof *issue, cmp_float);
     qsort(gap, (size_t)reps, sizeof *gap, cmp_float);
     *issue_us = issue[reps / 2];
-    /* as the median of the times; without warm-ups rep 0 has no rep before it */
-    *between_us = warmup <= 0 ? -1 : reps % 2 ? gap[reps / 2] : 0.5f * (gap[reps / 2 - 1] + gap[reps / 2]);
+    *between_us = warmup <= 0 ? -1 : sorted_median(gap, reps); /* without warm-ups rep 0 has no rep before it */
     *mn = times[0];
     *mx = times[reps - 1];
-    *med = reps % 2 ? times[reps / 2] : 0.5f * (times[reps / 2 - 1] + times[reps / 2]);
+    *med = sorted_median(times, reps);
     free(times);
     return 0;
 }

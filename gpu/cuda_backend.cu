@@ -1566,25 +1566,19 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     t_measure0 = cuda_now_us();
     for (k = 0; k < cap; k++) {
         out->reps = k + 1; /* so that result_free frees what this rep pushed */
-        if (events_mode) {
-            rc = run_rep(&r, false, "measured", k, &out->rep_ms[k], NULL, NULL, err);
-            issue_clean[k] = r.issue_us;
-            gap_clean[k] = r.gap_us, check_clean[k] = r.check_us;
-            gaps_after_traced += r.gap_after_traced;
-            if (rc == SL_OK && !sampled) { /* the seeds' way: one traced rep, every op */
-                rc = run_rep(&r, true, "traced", k, &traced_ms[ntraced], &out->timelines[k], NULL, err);
-                issue_traced[ntraced++] = r.issue_us;
-            }
-            if (rc == SL_OK && sampled && k % timeline_stride == 0)
-                rc = compose_timeline(&r, k, out->rep_ms[k], &out->timelines[k],
-                                      &traced_ms[ntraced], &issue_traced[ntraced], &share_stats, err);
-            ntraced += rc == SL_OK && sampled && k % timeline_stride == 0;
-        } else {
-            rc = run_rep(&r, false, "measured", k, &out->rep_ms[k], &out->timelines[k], NULL, err);
-            issue_clean[k] = r.issue_us;
-            gap_clean[k] = r.gap_us, check_clean[k] = r.check_us;
-            gaps_after_traced += r.gap_after_traced;
+        /* events: the clean rep, its timeline from traced reps after it; cupti: the clean rep's own */
+        rc = run_rep(&r, false, "measured", k, &out->rep_ms[k], events_mode ? NULL : &out->timelines[k], NULL, err);
+        issue_clean[k] = r.issue_us;
+        gap_clean[k] = r.gap_us, check_clean[k] = r.check_us;
+        gaps_after_traced += r.gap_after_traced;
+        if (rc == SL_OK && events_mode && !sampled) { /* the seeds' way: one traced rep, every op */
+            rc = run_rep(&r, true, "traced", k, &traced_ms[ntraced], &out->timelines[k], NULL, err);
+            issue_traced[ntraced++] = r.issue_us;
         }
+        if (rc == SL_OK && events_mode && sampled && k % timeline_stride == 0)
+            rc = compose_timeline(&r, k, out->rep_ms[k], &out->timelines[k], &traced_ms[ntraced],
+                                  &issue_traced[ntraced], &share_stats, err);
+        ntraced += rc == SL_OK && events_mode && sampled && k % timeline_stride == 0;
         if (rc)
             goto cleanup;
         if (spec->reps_auto) {

@@ -481,12 +481,14 @@ function betweenReps(e) {
     + ' start a little slower, as in a plain CUDA program that checks its output between repetitions.')];
 }
 
-function cuptiNotes(e) {
+// The notes on how the run was timed, under the timeline: what CUPTI cost and how far it lay
+// from the events (timing cupti), and the GPU's wait between repetitions (a GPU run).
+function timingNotes(e) {
   return cuptiCost(e).concat(cuptiCrossCheck(e), betweenReps(e));
 }
 
 function spanAndStretch(tl, e) {
-  if (typeof tl.span_ms !== 'number') return cuptiNotes(e);
+  if (typeof tl.span_ms !== 'number') return timingNotes(e);
   // the span starts at the first op; the Gantt and the total start at the rep's start
   const lead = typeof tl.lead_us === 'number' && tl.lead_us >= 0.5 ? ` from its first op at ${fmtUs(tl.lead_us)}` : '';
   const first = firstCall(tl);
@@ -513,7 +515,7 @@ function spanAndStretch(tl, e) {
       + ((tl.timing ?? e.spec?.timing ?? 'events') === 'events' && e.spec?.trace_ops === 'sampled' && e.result?.backend !== 'sim'
         ? sampledWhy(tl, e) : '')));
   }
-  return out.concat(cuptiNotes(e));
+  return out.concat(timingNotes(e));
 }
 
 // The rep's first host call (calls are in issue order), or null where none was recorded.
