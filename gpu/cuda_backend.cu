@@ -1139,7 +1139,7 @@ typedef struct share_stats {
     int redone;     /* of them, run again because the one before was off its clean rep's total */
     int off;        /* shares whose closest rep was still off by more than SHARE_TOL */
     int cut;        /* timelines whose retries stopped early (SHARE_CUT_MIN) */
-    int whole;      /* timelines taken from one rep with every op traced, closer than the shares' */
+    int whole;      /* timelines whose off shares were taken from one rep with every op traced, closer for them */
 } share_stats_t;
 
 /* Op i's times in the traced rep just run (its events, its call), kept as its share's. */
@@ -1172,8 +1172,10 @@ static void take_kept_op_times(run_t *r, size_t i) {
  * on lent H100s, GPU-c5aa8f7c and GPU-72dbdb07: every share's rep about 1.10x its clean
  * rep's total, three runs out of three; a rep with every op traced 1.02x). Where the
  * probe's rep with every op traced cost less than the farthest share is off, up to
- * WHOLE_TRIES such reps are run too, and the closest to rep k's total wins: the whole
- * timeline then comes from that one rep. */
+ * WHOLE_TRIES such reps are run too, the closest to rep k's total kept, and each share
+ * whose own closest rep is farther off takes its ops from that one. A share within the
+ * tolerance keeps its own (until 2026-11-28 the whole rep replaced every share, those
+ * within 3% too, wherever it was closer than the farthest one). */
 static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, double *traced_ms, double *issue_us,
                             share_stats_t *st, sl_error_t *err) {
     const plan_t *p = r->plan;
@@ -1237,8 +1239,8 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
             keep = off;
             whole_ms = ms;
             whole_issue = r->issue_us;
-            for (size_t i = 0; i < last; i++)
-                if (plan_is_device_op(p->ops[i].kind))
+            for (size_t i = 0; i < last; i++) /* only the shares this rep is closer for */
+                if (plan_is_device_op(p->ops[i].kind) && best[share_of_chunk(p->ops[i].chunk, shares)] > off)
                     keep_op_times(r, i);
         }
         r->shares = shares;
@@ -1248,7 +1250,8 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
         if (keep < worst) {
             st->whole++;
             for (int j = 0; j < r->shares; j++)
-                best[j] = keep, share_ms[j] = whole_ms, share_issue[j] = whole_issue;
+                if (best[j] > keep)
+                    best[j] = keep, share_ms[j] = whole_ms, share_issue[j] = whole_issue;
         }
     }
     for (int j = 0; j < r->shares; j++)
