@@ -1139,7 +1139,7 @@ typedef struct share_stats {
     int redone;     /* of them, run again because the one before was off its clean rep's total */
     int off;        /* shares whose closest rep was still off by more than SHARE_TOL */
     int cut;        /* timelines whose retries stopped early (SHARE_CUT_MIN) */
-    int whole;      /* timelines whose off shares were taken from one rep with every op traced, closer for them */
+    int whole;      /* timelines whose farthest shares took the ops of one rep with every op traced, closer than theirs */
 } share_stats_t;
 
 /* Op i's times in the traced rep just run (its events, its call), kept as its share's. */
@@ -1173,9 +1173,9 @@ static void take_kept_op_times(run_t *r, size_t i) {
  * rep's total, three runs out of three; a rep with every op traced 1.02x). Where the
  * probe's rep with every op traced cost less than the farthest share is off, up to
  * WHOLE_TRIES such reps are run too, the closest to rep k's total kept, and each share
- * whose own closest rep is farther off takes its ops from that one. A share within the
- * tolerance keeps its own (until 2026-11-28 the whole rep replaced every share, those
- * within 3% too, wherever it was closer than the farthest one). */
+ * whose own closest rep is farther off than that one takes its ops from it; a share whose
+ * own is closer keeps its own (until 2026-11-28 the whole rep replaced every share,
+ * the closer ones too, wherever it was closer than the farthest one). */
 static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, double *traced_ms, double *issue_us,
                             share_stats_t *st, sl_error_t *err) {
     const plan_t *p = r->plan;
@@ -1221,6 +1221,7 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
     if (rc)
         return rc;
     double worst = 0;
+    int from_whole = 0; /* shares that took the whole rep's ops */
     for (int j = 0; j < r->shares; j++)
         worst = fmax(worst, best[j]);
     if (r->shares > 1 && worst > SHARE_TOL && r->whole_tax < worst) {
@@ -1250,8 +1251,10 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
         if (keep < worst) {
             st->whole++;
             for (int j = 0; j < r->shares; j++)
-                if (best[j] > keep)
+                if (best[j] > keep) {
                     best[j] = keep, share_ms[j] = whole_ms, share_issue[j] = whole_issue;
+                    from_whole++;
+                }
         }
     }
     for (int j = 0; j < r->shares; j++)
@@ -1259,7 +1262,13 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
     for (size_t i = 0; i < last; i++)
         if (plan_is_device_op(p->ops[i].kind))
             take_kept_op_times(r, i);
-    if (build_timeline(r, last, tl))
+    /* every share from the whole rep: a timeline of one rep, built as one (bound_copies) */
+    int shares = r->shares;
+    if (from_whole == shares)
+        r->shares = 1;
+    int built = build_timeline(r, last, tl);
+    r->shares = shares;
+    if (built)
         return sl_error_set(err, SL_E_NOMEM, "", "out of memory building a timeline");
     st->timelines++;
     *traced_ms = median_of(share_ms, r->shares);
@@ -1691,8 +1700,8 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
                                                "rep of its share (a share's rep more than %g%% off the clean rep's "
                                                "total is run again, up to %d times, the closest kept, unless a pass "
                                                "of %d or more brought fewer than 1 in 4 within; where shares stay off, "
-                                               "up to %d reps with every op traced are tried too, and one closer than "
-                                               "the farthest share gives the whole timeline); timelines for %d "
+                                               "up to %d reps with every op traced are tried too, and the closest "
+                                               "gives its ops to every share farther off than it); timelines for %d "
                                                "reps spread over the run and the median rep, the other reps hold "
                                                "none; " TIMELINE_OP_START,
                                                r.shares, r.shares, 100 * SAMPLE_TAX, 100 * SHARE_TOL, SHARE_TRIES,

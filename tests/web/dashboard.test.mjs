@@ -816,10 +816,10 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   await page4.closeAll();
   check(/5 of the 32 shares' traced repetitions stayed more than 3% off/.test(note4),
     'the note counts the shares whose repetitions stayed off', '5 of the 32 shares\' … stayed more than 3% off', note4);
-  check(/2 of the 4 timelines took their off shares from one repetition with every operation traced/.test(note4),
-    'the note counts the timelines whose off shares came from one every-op-traced repetition',
-    '2 of the 4 timelines took their off shares …', note4);
-  check(!/took their off shares/.test(note3), 'a run with no whole rep used says none', 'no "took their off shares"', note3);
+  check(/2 of the 4 timelines took their farthest shares from one repetition with every operation traced/.test(note4),
+    'the note counts the timelines whose farthest shares came from one every-op-traced repetition',
+    '2 of the 4 timelines took their farthest shares …', note4);
+  check(!/took their farthest shares/.test(note3), 'a run with no whole rep used says none', 'no "took their farthest shares"', note3);
   // a CUPTI-timed run says what its recording cost it, from the reps run before CUPTI started
   const cuptiId = `${e.id}-cupti`;
   await importAs(other, stretchedId, cuptiId, (b, xe) => {

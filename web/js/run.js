@@ -387,8 +387,8 @@ async function renderFinished(root, ctx, e) {
 const STRETCH_NOTE_ABOVE = 1.05;
 
 // A sampled timeline's own facts: the rep it belongs to against the median, the shares
-// whose traced repetitions stayed off after their retries, and the timelines whose off
-// shares came from one every-op-traced repetition instead (extra.timing.share_reps).
+// whose traced repetitions stayed off after their retries, and the timelines whose farthest
+// shares took their ops from one every-op-traced repetition instead (extra.timing.share_reps).
 function sampledWhy(tl, e) {
   const facts = [];
   const own = typeof tl.rep_ms === 'number' && typeof tl.median_ms === 'number' && tl.median_ms > 0
@@ -405,7 +405,7 @@ function sampledWhy(tl, e) {
       + ' (events in some of the streams can change how this GPU runs the plan)');
   }
   if (sr && sr.whole > 0) {
-    facts.push(`${sr.whole} of the ${sr.timelines ?? '?'} timelines took their off shares from one repetition with every`
+    facts.push(`${sr.whole} of the ${sr.timelines ?? '?'} timelines took their farthest shares from one repetition with every`
       + ' operation traced, whose total was closer to its clean repetition\'s than those shares\' were');
   }
   return facts.length ? ` Here: ${facts.join('; ')}.` : '';
