@@ -34,9 +34,7 @@ import time
 import contextlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import _nvidia_smi_list, ask_ref_answer, has_gpu, host_times, pin_to, served  # noqa: E402
-
-VARIANTS = {"seq": "sequential", "v1": "async_v1", "v2": "async_v2"}
+from lab import _nvidia_smi_list, ask_ref_answer, has_gpu, host_times, parse_points, pin_to, served  # noqa: E402
 
 
 def parse_arm(text):
@@ -52,17 +50,6 @@ def parse_arm(text):
             raise SystemExit(f"ab_rounds: bad environment {kv!r} in --arm {text!r}")
         env[k] = v
     return name, parts[0], parts[1], env
-
-
-def parse_points(text):
-    out = []
-    for p in text.split(","):
-        parts = p.split(":")
-        if (len(parts) != 3 or parts[0] not in VARIANTS or not parts[1].isdigit() or not parts[2].isdigit()
-                or not 10 <= int(parts[1]) <= 30 or int(parts[2]) < 1):
-            raise SystemExit(f"ab_rounds: bad point {p!r} (seq|v1|v2:LOG2SIZE 10-30:STREAMS 1 or more)")
-        out.append((VARIANTS[parts[0]], int(parts[1]), int(parts[2])))
-    return out
 
 
 def order_of(names, r):
@@ -138,7 +125,7 @@ def main():
         if not eq or n not in {m for m, *_ in arms}:
             raise SystemExit(f"ab_rounds: bad --about {t!r} (NAME=TEXT, NAME an arm's)")
         about[n] = text
-    points = parse_points(a.points)
+    points = parse_points(a.points, "ab_rounds")
     if a.rounds < 1 or a.reps < 1:
         raise SystemExit("ab_rounds: --rounds and --reps must be at least 1")
     if not has_gpu() and (a.backend == "cuda" or any(k == "ref" for _, k, _, _ in arms)):

@@ -21,7 +21,10 @@ A benchmark: it prints, it asserts nothing.
 only an odd count has a median rep whose total is the median (of 10, the median is the mean of two reps,
 which in a run whose reps fall in two groups no rep comes near; the API's default stays 10).
 
-usage: bench_timeline.py STREAMLAB_BIN [--reps N] [--backend cuda|sim] [--sizes 22,25] [--out DIR]"""
+--points runs the listed points instead of the seeds' (e.g. a run's misses again: v1:22:8,v2:25:32).
+
+usage: bench_timeline.py STREAMLAB_BIN [--reps N] [--backend cuda|sim] [--sizes 22,25 | --points v1:22:8,...]
+                         [--out DIR]"""
 import argparse
 import datetime
 import json
@@ -31,7 +34,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lab import has_gpu, seed_points, served  # noqa: E402
+from lab import has_gpu, parse_points, seed_points, served  # noqa: E402
 
 WAYS = {"sampled": {"timing": "events", "trace_ops": "sampled"},
         "all": {"timing": "events", "trace_ops": "all"},
@@ -51,8 +54,9 @@ def main():
     ap.add_argument("--backend", default="cuda")
     ap.add_argument("--out", default="build/bench")
     ap.add_argument("--sizes", default="22,25", help="log2 sizes to run, e.g. 25")
+    ap.add_argument("--points", help="these points instead of the seeds' (VARIANT:LOG2SIZE:STREAMS, e.g. v1:22:8,seq:25:1)")
     a = ap.parse_args()
-    points = seed_points(a.sizes)
+    points = parse_points(a.points, "bench-timeline") if a.points else seed_points(a.sizes)
     if not points:
         print(f"bench-timeline: no points at sizes {a.sizes} (the seeds' are 22 and 25)")
         return 2

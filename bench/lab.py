@@ -67,6 +67,22 @@ def seed_points(sizes="22,25"):
     return [p for p in SEED_POINTS if p[1] in want]
 
 
+VARIANT_SHORT = {"seq": "sequential", "v1": "async_v1", "v2": "async_v2"}
+
+
+def parse_points(text, who):
+    """A comma list of VARIANT:LOG2SIZE:STREAMS (seq|v1|v2, 10-30, 1 or more), e.g. "v1:22:8,seq:25:1",
+    as (variant, log2 size, streams) tuples; SystemExit naming `who` on a bad one."""
+    out = []
+    for p in text.split(","):
+        parts = p.split(":")
+        if (len(parts) != 3 or parts[0] not in VARIANT_SHORT or not parts[1].isdigit() or not parts[2].isdigit()
+                or not 10 <= int(parts[1]) <= 30 or int(parts[2]) < 1):
+            raise SystemExit(f"{who}: bad point {p!r} (seq|v1|v2:LOG2SIZE 10-30:STREAMS 1 or more)")
+        out.append((VARIANT_SHORT[parts[0]], int(parts[1]), int(parts[2])))
+    return out
+
+
 def ref_median_ms(answer, what):
     """bench/ref_overlap's answer line ("ok MEDIAN_MS MIN_MS MAX_MS ISSUE_US GAP_US" or "err
     MESSAGE"): the median ms, or SystemExit naming `what` with the answer."""
