@@ -12,6 +12,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
@@ -173,6 +174,20 @@ def sanitizer_report(text):
         if i >= 0:
             return text[max(0, i - 200): i + 3000]
     return None
+
+
+def run_bench_tool(script, args, out_dir, kept):
+    """bench/SCRIPT ARGS... run from the repository's root (its servers write their logs to
+    out_dir, each checked for a sanitizer report): (the finished process, out_dir/KEPT's JSON or
+    None where it wrote none)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p = subprocess.run([sys.executable, os.path.join(root, "bench", script)] + list(args), capture_output=True,
+                       text=True, timeout=RUN_DEADLINE_S, cwd=root)
+    for log in out_dir.glob("*-server.log"):
+        rep = sanitizer_report(log.read_text(errors="replace"))
+        check(not rep, "no sanitizer report", rep, str(log))
+    path = out_dir / kept
+    return p, json.loads(path.read_text()) if path.exists() else None
 
 
 class Server:

@@ -2,26 +2,12 @@
 test, run round by round. The sim is deterministic, so two servers of one binary must agree
 exactly in every round; a run cut short keeps what it ran."""
 
-import json
-import os
-import subprocess
-import sys
-
-from conftest import BIN, RUN_DEADLINE_S, check, sanitizer_report
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOL = os.path.join(ROOT, "bench", "ab_rounds.py")
+from conftest import BIN, check, run_bench_tool
 
 
 def ab(tmp_path, *args):
-    p = subprocess.run([sys.executable, TOOL, "--backend", "sim", "--cpu", "-1", "--reps", "3", "--out",
-                        str(tmp_path)] + list(args), capture_output=True, text=True, timeout=RUN_DEADLINE_S,
-                       cwd=ROOT)
-    for log in tmp_path.glob("*-server.log"):
-        rep = sanitizer_report(log.read_text(errors="replace"))
-        check(not rep, "no sanitizer report", rep, str(log))
-    kept = tmp_path / "ab_rounds.json"
-    return p, json.loads(kept.read_text()) if kept.exists() else None
+    return run_bench_tool("ab_rounds.py", ["--backend", "sim", "--cpu", "-1", "--reps", "3", "--out", str(tmp_path)]
+                          + list(args), tmp_path, "ab_rounds.json")
 
 
 def test_two_servers_of_one_binary_agree_round_by_round(tmp_path):

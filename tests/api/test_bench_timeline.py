@@ -3,26 +3,14 @@ binary under test. On the lent GPUs the tool is what reads issue 21's target, an
 device time, so its reading of the API (the result's stretch, the stored timeline's ops and calls) is
 held here: the points asked for, in order, and what it derives from them consistent with each other."""
 
-import json
-import os
-import subprocess
-import sys
+from conftest import BIN, check, run_bench_tool
 
-from conftest import BIN, RUN_DEADLINE_S, check, sanitizer_report
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOL = os.path.join(ROOT, "bench", "bench_timeline.py")
 POINTS = [("async_v1", 20, 4), ("sequential", 20, 1), ("async_v2", 22, 8)]
 
 
 def timeline(tmp_path, *args):
-    p = subprocess.run([sys.executable, TOOL, BIN, "--backend", "sim", "--reps", "5", "--out", str(tmp_path)]
-                       + list(args), capture_output=True, text=True, timeout=RUN_DEADLINE_S, cwd=ROOT)
-    for log in tmp_path.glob("*-server.log"):
-        rep = sanitizer_report(log.read_text(errors="replace"))
-        check(not rep, "no sanitizer report", rep, str(log))
-    kept = tmp_path / "timeline.json"
-    return p, json.loads(kept.read_text()) if kept.exists() else None
+    return run_bench_tool("bench_timeline.py", [BIN, "--backend", "sim", "--reps", "5", "--out", str(tmp_path)]
+                          + list(args), tmp_path, "timeline.json")
 
 
 def test_the_points_asked_for_and_the_servers_numbers(tmp_path):
