@@ -53,10 +53,11 @@ def main():
     ap.add_argument("--reps", type=int, default=11)
     ap.add_argument("--backend", default="cuda")
     ap.add_argument("--out", default="build/bench")
-    ap.add_argument("--sizes", default="22,25", help="log2 sizes to run, e.g. 25")
-    ap.add_argument("--points", help="these points instead of the seeds' (VARIANT:LOG2SIZE:STREAMS, e.g. v1:22:8,seq:25:1)")
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--sizes", default="22,25", help="log2 sizes to run, e.g. 25")
+    which.add_argument("--points", help="these points instead of the seeds' (VARIANT:LOG2SIZE:STREAMS, e.g. v1:22:8,seq:25:1)")
     a = ap.parse_args()
-    points = parse_points(a.points, "bench-timeline") if a.points else seed_points(a.sizes)
+    points = parse_points(a.points, "bench-timeline") if a.points is not None else seed_points(a.sizes)
     if not points:
         print(f"bench-timeline: no points at sizes {a.sizes} (the seeds' are 22 and 25)")
         return 2
