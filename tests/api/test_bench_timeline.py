@@ -13,7 +13,7 @@ def timeline(tmp_path, *args):
                           + list(args), tmp_path, "timeline.json")
 
 
-def test_the_points_asked_for_and_the_servers_numbers(tmp_path):
+def test_the_points_asked_for_and_what_it_derives_from_them(tmp_path):
     p, kept = timeline(tmp_path, "--points", "v1:20:4,seq:20:1,v2:22:8")
     check(p.returncode == 0, "exit 0", p.returncode, f"bench_timeline\n{p.stdout[-1500:]}\n{p.stderr[-1500:]}")
     check(kept is not None, "timeline.json written", None, str(tmp_path))

@@ -749,7 +749,7 @@ static void test_sampled(void) {
           (long long)shares);
     CHECK(json_integer_value(json_object_get(ta, "shares")) == 1, "all: expected one share");
     CHECK(strcmp(json_string_value(json_object_get(ts, "trace_ops")), "sampled") == 0, "sampled: extra says so");
-    /* share_reps: a timeline is composed of shares, its off ones maybe from one every-op rep */
+    /* share_reps: a timeline is composed of shares, its farthest maybe from one every-op rep */
     json_t *sr = json_object_get(ts, "share_reps");
     json_int_t tls = json_integer_value(json_object_get(sr, "timelines")),
                whole = json_integer_value(json_object_get(sr, "whole"));
