@@ -1142,8 +1142,21 @@ typedef struct share_stats {
     int whole;      /* timelines whose farthest shares took the ops of one rep with every op traced, closer than theirs */
 } share_stats_t;
 
-/* Op i's times in the traced rep just run (its events, its call), kept as its share's. */
+/* The ops a composed timeline takes from the rep of their share: copies and kernels, and
+ * the host's work (host_overlap), which every rep times: from the last rep run instead,
+ * its start and end were another rep's than its share's calls and copies. */
+static bool composed_op(const plan_t *p, size_t i) {
+    return plan_is_device_op(p->ops[i].kind) || p->ops[i].kind == PLAN_HOST;
+}
+
+/* Op i's times in the traced rep just run (its events and its call; the host's work: its
+ * host times), kept as its share's. */
 static void keep_op_times(run_t *r, size_t i) {
+    if (r->plan->ops[i].kind == PLAN_HOST) {
+        r->best_start_us[i] = r->host_start_us[i];
+        r->best_end_us[i] = r->host_end_us[i];
+        return;
+    }
     r->best_start_us[i] = r->ev_start_us[i];
     r->best_end_us[i] = r->ev_end_us[i];
     r->best_call_us[2 * i] = r->call_us[2 * i];
@@ -1152,6 +1165,11 @@ static void keep_op_times(run_t *r, size_t i) {
 
 /* ... and back, for the composed timeline. */
 static void take_kept_op_times(run_t *r, size_t i) {
+    if (r->plan->ops[i].kind == PLAN_HOST) {
+        r->host_start_us[i] = r->best_start_us[i];
+        r->host_end_us[i] = r->best_end_us[i];
+        return;
+    }
     r->ev_start_us[i] = r->best_start_us[i];
     r->ev_end_us[i] = r->best_end_us[i];
     r->call_us[2 * i] = r->best_call_us[2 * i];
@@ -1180,6 +1198,7 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
                             share_stats_t *st, sl_error_t *err) {
     const plan_t *p = r->plan;
     size_t last = ops_before_stop(p);
+    const int shares = r->shares; /* r->shares is 1 while a whole rep runs, and for a one-rep build */
     int rc = SL_OK;
     double best[SAMPLE_MAX_SHARES], share_ms[SAMPLE_MAX_SHARES], share_issue[SAMPLE_MAX_SHARES];
     for (int j = 0; j < r->shares; j++)
@@ -1208,7 +1227,7 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
                 share_ms[r->share] = ms;
                 share_issue[r->share] = r->issue_us;
                 for (size_t i = 0; i < last; i++)
-                    if (plan_is_device_op(p->ops[i].kind) && op_timed(r, i))
+                    if (composed_op(p, i) && op_timed(r, i))
                         keep_op_times(r, i);
             }
         }
@@ -1225,7 +1244,7 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
     for (int j = 0; j < r->shares; j++)
         worst = fmax(worst, best[j]);
     if (r->shares > 1 && worst > SHARE_TOL && r->whole_tax < worst) {
-        int shares = r->shares, records0 = r->share0_records;
+        int records0 = r->share0_records;
         double keep = worst, whole_ms = 0, whole_issue = 0;
         r->shares = 1; /* share 0 of 1: every op */
         for (int t = 0; rc == SL_OK && t < WHOLE_TRIES && keep > SHARE_TOL; t++) {
@@ -1241,7 +1260,7 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
             whole_ms = ms;
             whole_issue = r->issue_us;
             for (size_t i = 0; i < last; i++) /* only the shares this rep is closer for */
-                if (plan_is_device_op(p->ops[i].kind) && best[share_of_chunk(p->ops[i].chunk, shares)] > off)
+                if (composed_op(p, i) && best[share_of_chunk(p->ops[i].chunk, shares)] > off)
                     keep_op_times(r, i);
         }
         r->shares = shares;
@@ -1260,10 +1279,9 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
     for (int j = 0; j < r->shares; j++)
         st->off += best[j] > SHARE_TOL;
     for (size_t i = 0; i < last; i++)
-        if (plan_is_device_op(p->ops[i].kind))
+        if (composed_op(p, i))
             take_kept_op_times(r, i);
     /* every share from the whole rep: a timeline of one rep, built as one (bound_copies) */
-    int shares = r->shares;
     if (from_whole == shares)
         r->shares = 1;
     int built = build_timeline(r, last, tl);

@@ -140,6 +140,24 @@ static int run_checked(const spec_t *s, result_t *r) {
         CHECK(disorder == 0, "%s rep %d: %d calls out of order or overlapping within their share (of %lld), or before "
               "the rep", name, k, disorder, (long long)shares);
         CHECK(early == 0, "%s rep %d: %d ops starting before their call began", name, k, early);
+        /* the host's work (host_overlap) starts after the rep handed over its last copy or
+         * kernel (host times; the calls' are a few us earlier on the device's timeline): in
+         * a composed timeline the calls of its own share's rep, whose times it takes */
+        int host_early = 0;
+        for (size_t h = 0; h < tl->count; h++) {
+            const op_event_t *o = &tl->ops[h];
+            if (o->op != OP_HOST)
+                continue;
+            int sh = o->chunk >= 0 ? (int)(o->chunk % shares) : 0;
+            for (size_t i = 0; i < tl->count; i++) {
+                const op_event_t *c = &tl->ops[i];
+                if (c->call && (c->chunk >= 0 ? (int)(c->chunk % shares) : 0) == sh &&
+                    o->start_us < c->call_end_us - 0.5)
+                    host_early++;
+            }
+        }
+        CHECK(host_early == 0, "%s rep %d: the host's work began before %d of its share's calls returned", name, k,
+              host_early);
     }
     if (sampled) { /* the first of every third rep's and the median one's */
         int want_n = 0;
