@@ -300,7 +300,7 @@ static int run_case(const char *variant, size_t n, int nstreams, int reps, int w
     qsort(times, (size_t)reps, sizeof *times, cmp_float);
     qsort(issue, (size_t)reps, sizeof *issue, cmp_float);
     qsort(gap, (size_t)reps, sizeof *gap, cmp_float);
-    *issue_us = issue[reps / 2];
+    *issue_us = sorted_median(issue, reps);
     *between_us = warmup <= 0 ? -1 : sorted_median(gap, reps); /* without warm-ups rep 0 has no rep before it */
     *mn = times[0];
     *mx = times[reps - 1];
