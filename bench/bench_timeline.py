@@ -84,7 +84,7 @@ def main():
         got = {}
         for p, way, i in ids:
             got[(p, way)] = lab.finished(i, f"{p} {way}", poll_s=0.1)
-        print(f"\n{'point':<20} {'median ms':>9} {'sampled':>8} {'own rep':>7} {'modes':>5} {'shares':>6} {'redone':>6} {'tls':>5} {'off':>5} {'cut':>3} {'whole':>5} {'lead':>5} {'from 0':>6} {'call1':>5} {'from call':>9} {'s':>5} {'all':>6} {'s':>5} "
+        print(f"\n{'point':<20} {'median ms':>9} {'sampled':>8} {'own rep':>7} {'modes':>5} {'shares':>6} {'redone':>6} {'tls':>5} {'off':>5} {'cut':>3} {'whole':>5} {'one':>3} {'lead':>5} {'from 0':>6} {'call1':>5} {'from call':>9} {'s':>5} {'all':>6} {'s':>5} "
               f"{'cupti xc':>8} {'start med/max us':>16} {'end med/max us':>15}")
         rows, within = [], 0
         for p in points:
@@ -122,7 +122,7 @@ def main():
                 return format(x, fmt) if isinstance(x, (int, float)) else "-"
             slow = modes["slow_reps"] / (modes["slow_reps"] + modes["fast_reps"]) if modes else None
             print(f"2^{lg} {v:<10} x{s:<4} {row['median_ms']:9.3f} {f(st, '8.3f')} {f(st_rep, '7.3f')} {f(slow, '5.0%')} {f(row['shares'], '6d')} {f((row['share_reps'] or {}).get('redone'), '6d')} "
-                  f"{f((row['share_reps'] or {}).get('timelines'), '5d')} {f((row['share_reps'] or {}).get('off'), '5d')} {f((row['share_reps'] or {}).get('cut'), '3d')} {f((row['share_reps'] or {}).get('whole'), '5d')} "
+                  f"{f((row['share_reps'] or {}).get('timelines'), '5d')} {f((row['share_reps'] or {}).get('off'), '5d')} {f((row['share_reps'] or {}).get('cut'), '3d')} {f((row['share_reps'] or {}).get('whole'), '5d')} {f((row['share_reps'] or {}).get('whole_one_rep'), '3d')} "
                   f"{f(lead_us, '5.1f')} {f(from0, '6.3f')} {f(call1, '5.1f')} {f(from_call, '9.3f')} {row['seconds_sampled']:5.1f} {f(row['stretch_all'], '6.3f')} {f(row['seconds_all'], '5.1f')} "
                   f"{f(xc.get('shares'), '8d')} "
                   f"{f(xc.get('start_diff_us_median'), '7.1f')}/{f(xc.get('start_diff_us_max'), '<8.1f')} "
@@ -137,6 +137,12 @@ def main():
               f"({sum(1 for r in rows if r['calls'])} timelines with calls)")
         print(f"of the {len(missed)} points outside 5%, {sum(1 for r in missed if r['rep_modes'])} are runs whose reps "
               f"fall in two groups (result.rep_modes; 'modes' is the slow group's share): no rep sits at their median")
+        whole = [(r["share_reps"] or {}).get("whole") or 0 for r in rows]
+        one = [(r["share_reps"] or {}).get("whole_one_rep") or 0 for r in rows]
+        if any(r["share_reps"] for r in rows):  # the cuda backend's (the sim composes no shares)
+            print(f"timelines that took a rep with every op traced ('whole'): {sum(whole)}, at "
+                  f"{sum(1 for w in whole if w)} points; of them built as that one rep, every share having taken it "
+                  f"('one'): {sum(one)}")
         for key in ("start_diff_us_median", "end_diff_us_median", "start_diff_us_max", "end_diff_us_max"):
             vals = [r["cross_check"][key] for r in rows if isinstance(r["cross_check"].get(key), (int, float))]
             if vals:

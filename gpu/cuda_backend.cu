@@ -1140,6 +1140,7 @@ typedef struct share_stats {
     int off;        /* shares whose closest rep was still off by more than SHARE_TOL */
     int cut;        /* timelines whose retries stopped early (SHARE_CUT_MIN) */
     int whole;      /* timelines whose farthest shares took the ops of one rep with every op traced, closer than theirs */
+    int whole_one;  /* ... of them, those whose every share took it: built as that one rep */
 } share_stats_t;
 
 /* The ops a composed timeline takes from the rep of their share: copies and kernels, and
@@ -1282,8 +1283,10 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
         if (composed_op(p, i))
             take_kept_op_times(r, i);
     /* every share from the whole rep: a timeline of one rep, built as one (bound_copies) */
-    if (from_whole == shares)
+    if (from_whole == shares) {
         r->shares = 1;
+        st->whole_one++;
+    }
     int built = build_timeline(r, last, tl);
     r->shares = shares;
     if (built)
@@ -1338,7 +1341,7 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
     double xc_ms[XC_TRIES][SAMPLE_MAX_SHARES], xc_worst[XC_TRIES];
     int xc_tries = 0, xc_pick = 0;
     bool sampled = spec->trace_ops == TRACE_SAMPLED;
-    share_stats_t share_stats = {0, 0, 0, 0, 0, 0};
+    share_stats_t share_stats = {0, 0, 0, 0, 0, 0, 0};
     int ntraced = 0, median_k = 0, probe_records = 0;
     double uncaptured_ms[UNCAPTURED_REPS] = {0};
     /* sampled: a timeline for every timeline_stride-th rep (SAMPLE_TIMELINES of them) and the median one */
@@ -1734,10 +1737,10 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         json_object_set_new(timing, "shares", json_integer(r.shares));
         if (sampled && events_mode)
             json_object_set_new(timing, "share_reps",
-                                json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:f}", "timelines", share_stats.timelines,
+                                json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f}", "timelines", share_stats.timelines,
                                           "run", share_stats.reps, "redone", share_stats.redone, "off",
                                           share_stats.off, "cut", share_stats.cut, "whole", share_stats.whole,
-                                          "tolerance_pct", 100.0 * SHARE_TOL));
+                                          "whole_one_rep", share_stats.whole_one, "tolerance_pct", 100.0 * SHARE_TOL));
         if (sampled) /* the probe that chose the shares: a clean rep, then every op traced */
             json_object_set_new(timing, "probe",
                                 json_pack("{s:f, s:f, s:f, s:f, s:f}", "clean_ms", probe_clean_ms, "clean_spread_ms",

@@ -774,6 +774,10 @@ static void test_sampled(void) {
     CHECK(json_is_integer(json_object_get(sr, "whole")) && whole >= 0 && whole <= tls && tls >= 1,
           "sampled: expected share_reps.whole from 0 to its %lld timelines, got %lld", (long long)tls,
           (long long)whole);
+    json_int_t whole_one = json_integer_value(json_object_get(sr, "whole_one_rep"));
+    CHECK(json_is_integer(json_object_get(sr, "whole_one_rep")) && whole_one >= 0 && whole_one <= whole,
+          "sampled: expected share_reps.whole_one_rep from 0 to its %lld whole, got %lld", (long long)whole,
+          (long long)whole_one);
     int disorder = 0;
     for (int k = 0; k < rs.reps; k++) {
         const timeline_t *tl = &rs.timelines[k];

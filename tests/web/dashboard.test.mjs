@@ -807,7 +807,7 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   const offId = `${e.id}-sampled-off`;
   await importAs(other, stretchedId, offId, (b, xe) => {
     xe.spec.trace_ops = 'sampled';
-    xe.result.extra = { ...(xe.result.extra || {}), timing: { shares: 8, share_reps: { timelines: 4, run: 70, redone: 38, off: 5, cut: 1, whole: 2, tolerance_pct: 3 } } };
+    xe.result.extra = { ...(xe.result.extra || {}), timing: { shares: 8, share_reps: { timelines: 4, run: 70, redone: 38, off: 5, cut: 1, whole: 2, whole_one_rep: 1, tolerance_pct: 3 } } };
   });
   const page4 = await newPage();
   await open(page4, `#/run/${offId}`);
@@ -819,6 +819,8 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   check(/2 of the 4 timelines took their farthest shares from one repetition with every operation traced/.test(note4),
     'the note counts the timelines whose farthest shares came from one every-op-traced repetition',
     '2 of the 4 timelines took their farthest shares …', note4);
+  check(/1 of them every share, so each of those is that one repetition's timeline/.test(note4),
+    'the note counts the timelines built as the one every-op-traced repetition', '1 of them every share …', note4);
   check(!/took their farthest shares/.test(note3), 'a run with no whole rep used says none', 'no "took their farthest shares"', note3);
   // a CUPTI-timed run says what its recording cost it, from the reps run before CUPTI started
   const cuptiId = `${e.id}-cupti`;

@@ -405,8 +405,10 @@ function sampledWhy(tl, e) {
       + ' (events in some of the streams can change how this GPU runs the plan)');
   }
   if (sr && sr.whole > 0) {
+    const one = sr.whole_one_rep > 0
+      ? ` (${sr.whole_one_rep} of them every share, so each of those is that one repetition's timeline)` : '';
     facts.push(`${sr.whole} of the ${sr.timelines ?? '?'} timelines took their farthest shares from one repetition with every`
-      + ' operation traced, whose total was closer to its clean repetition\'s than those shares\' were');
+      + ' operation traced, whose total was closer to its clean repetition\'s than those shares\' were' + one);
   }
   return facts.length ? ` Here: ${facts.join('; ')}.` : '';
 }
