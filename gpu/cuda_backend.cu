@@ -120,6 +120,9 @@ typedef struct run {
     uint64_t cupti_t0_ns;
     struct cupti_rep *creps;    /* every rep run under CUPTI, in order */
     int ncreps, cap_creps;
+    double *cupti_host_us;      /* per CUPTI rep, 2 per PLAN_HOST op in plan order: the rep's own host
+                                 * times, for its timeline, which is built after the run */
+    size_t host_ops;            /* PLAN_HOST ops in the plan */
     double issue_us;            /* host time the last rep took to issue its plan */
     double sync_return_us;      /* cuda_now_us when the last rep's wait for its stop event returned; 0 before */
     double gap_us;              /* the last rep: host time from the rep before's sync return to its start
@@ -160,8 +163,18 @@ static int share_of_chunk(int chunk, int shares) {
     return shares > 1 ? (chunk < 0 ? 0 : chunk) % shares : 0;
 }
 
+/* ... of plan op i: its chunk's; the host's work (PLAN_HOST, timed in every rep) that of the
+ * copy or kernel issued right before it, whose call it follows in the rep: a composed
+ * timeline takes the two from one rep, and the host lane starts after the call beside it. */
+static int share_of_op(const plan_t *p, size_t i, int shares) {
+    if (p->ops[i].kind == PLAN_HOST)
+        while (i > 0 && !plan_is_device_op(p->ops[i].kind))
+            i--;
+    return share_of_chunk(p->ops[i].chunk, shares);
+}
+
 static bool op_timed(const run_t *r, size_t i) {
-    return share_of_chunk(r->plan->ops[i].chunk, r->shares) == r->share;
+    return share_of_op(r->plan, i, r->shares) == r->share;
 }
 
 static op_kind_t op_kind_of(plan_kind_t k) {
@@ -253,6 +266,22 @@ static int push_host_op(run_t *r, size_t i, timeline_t *tl) {
                      .start_us = r->host_start_us[i], .end_us = r->host_end_us[i], .bytes = 0,
                      .call = false, .call_start_us = 0, .call_end_us = 0};
     return timeline_push(tl, &ev);
+}
+
+/* Rep k's host times (PLAN_HOST) into its CUPTI slot, or back out of it. */
+static void cupti_host_times(run_t *r, int k, bool save) {
+    if (!r->cupti_host_us)
+        return;
+    double *slot = r->cupti_host_us + (size_t)k * 2 * r->host_ops;
+    for (size_t i = 0, j = 0; i < r->plan->count; i++) {
+        if (r->plan->ops[i].kind != PLAN_HOST)
+            continue;
+        if (save)
+            slot[j] = r->host_start_us[i], slot[j + 1] = r->host_end_us[i];
+        else
+            r->host_start_us[i] = slot[j], r->host_end_us[i] = slot[j + 1];
+        j += 2;
+    }
 }
 
 /* The timeline of one clean rep from its CUPTI records: records of one API call (one
@@ -821,6 +850,7 @@ static int run_rep(run_t *r, bool traced, const char *what, int rep, double *tot
     if (r->cupti) {
         if (r->ncreps == r->cap_creps)
             SL_FAIL(SL_E_INTERNAL, "more CUPTI reps than planned");
+        cupti_host_times(r, r->ncreps, true);
         cupti_rep_t *cr = &r->creps[r->ncreps++];
         cr->t0_ns = r->cupti_t0_ns;
         cr->tl = traced ? tl_cupti : tl;
@@ -890,6 +920,7 @@ static int cupti_timelines(run_t *r, sl_error_t *err) {
         if (cr->tl) {
             double last_end_us = 0;
             r->cupti_t0_ns = cr->t0_ns;
+            cupti_host_times(r, k, false); /* its own, not the last rep's */
             rc = timeline_from_cupti(r, recs + a, b - a, cr->tl, &last_end_us, err);
             cr->tl->total_us = cr->total_us;
         }
@@ -1145,7 +1176,7 @@ typedef struct share_stats {
 
 /* The ops a composed timeline takes from the rep of their share: copies and kernels, and
  * the host's work (host_overlap), which every rep times: from the last rep run instead,
- * its start and end were another rep's than its share's calls and copies. */
+ * its start and end were another rep's than the calls and copies beside it. */
 static bool composed_op(const plan_t *p, size_t i) {
     return plan_is_device_op(p->ops[i].kind) || p->ops[i].kind == PLAN_HOST;
 }
@@ -1261,7 +1292,7 @@ static int compose_timeline(run_t *r, int k, double rep_ms, timeline_t *tl, doub
             whole_ms = ms;
             whole_issue = r->issue_us;
             for (size_t i = 0; i < last; i++) /* only the shares this rep is closer for */
-                if (composed_op(p, i) && best[share_of_chunk(p->ops[i].chunk, shares)] > off)
+                if (composed_op(p, i) && best[share_of_op(p, i, shares)] > off)
                     keep_op_times(r, i);
         }
         r->shares = shares;
@@ -1542,6 +1573,13 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         r.creps = (cupti_rep_t *)calloc((size_t)r.cap_creps, sizeof *r.creps);
         if (!r.creps)
             SL_FAIL(SL_E_NOMEM, "out of memory");
+        for (size_t i = 0; i < plan->count; i++)
+            r.host_ops += plan->ops[i].kind == PLAN_HOST;
+        if (r.host_ops) {
+            r.cupti_host_us = (double *)calloc((size_t)r.cap_creps * 2 * r.host_ops, sizeof(double));
+            if (!r.cupti_host_us)
+                SL_FAIL(SL_E_NOMEM, "out of memory");
+        }
         rc = cupti_begin((size_t)r.cap_creps * r.device_ops, err);
         if (rc)
             goto cleanup;
@@ -1910,6 +1948,7 @@ cleanup:
     free(r.stream_tail);
     free(r.slots);
     free(r.creps);
+    free(r.cupti_host_us);
     free(traced_ms);
     free(issue_clean);
     free(gap_clean);
