@@ -10,7 +10,8 @@ Printed per point: the run's median total, each way's median-rep timeline span /
 (the stretch; for sampled also / that rep's own total: a run whose host changed pace mid-run, or whose
 reps drew two modes, has no rep at its median; `modes` is the slow group's share of the reps where
 result.rep_modes finds two groups), the shares, the timelines composed, the shares whose closest rep stayed
-off, the timelines whose farthest shares took their ops from one rep with every op traced (closer than theirs: `whole`), the lead-in (the median rep's first op start after the rep's start event, in us: time the
+off, the timelines whose farthest shares took their ops from one rep with every op traced (closer than theirs: `whole`; `one`: those of them whose every
+share took it, each built as that one rep), the lead-in (the median rep's first op start after the rep's start event, in us: time the
 GPU idles while the host issues the first call, inside the total but outside the span; with it,
 `from 0` is that rep's last op end / median total), the host's first call of that rep (`call1`, its
 duration in us, and `from call`: the last op end less that call's start, over the median total: the timeline

@@ -822,6 +822,19 @@ test('run detail: the timeline\'s span against the median, and a note where it i
   check(/1 of them every share, so each of those is that one repetition's timeline/.test(note4),
     'the note counts the timelines built as the one every-op-traced repetition', '1 of them every share …', note4);
   check(!/took their farthest shares/.test(note3), 'a run with no whole rep used says none', 'no "took their farthest shares"', note3);
+  // ... and where no timeline was the whole rep alone (the usual case), says nothing of one
+  const wholeId = `${e.id}-sampled-whole`;
+  await importAs(other, stretchedId, wholeId, (b, xe) => {
+    xe.spec.trace_ops = 'sampled';
+    xe.result.extra = { ...(xe.result.extra || {}), timing: { shares: 8, share_reps: { timelines: 4, run: 60, redone: 20, off: 0, cut: 0, whole: 3, whole_one_rep: 0, tolerance_pct: 3 } } };
+  });
+  const pageW = await newPage();
+  await open(pageW, `#/run/${wholeId}`);
+  await pageW.waitForSelector('#stretch-note');
+  const noteW = await pageW.$eval('#stretch-note', (el) => el.textContent);
+  await pageW.closeAll();
+  check(/3 of the 4 timelines took their farthest shares/.test(noteW) && !/every share, so each of those/.test(noteW),
+    'a run whose whole reps served some shares only says so, and no one-rep timeline', '3 of the 4 … and no "every share"', noteW);
   // a CUPTI-timed run says what its recording cost it, from the reps run before CUPTI started
   const cuptiId = `${e.id}-cupti`;
   await importAs(other, stretchedId, cuptiId, (b, xe) => {
