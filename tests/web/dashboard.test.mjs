@@ -804,16 +804,22 @@ test('run detail: the timeline\'s span against the median, and a note where it i
     && !/stayed more than 3% off/.test(note3),
     'a sampled timeline\'s note says it is composed, not taxed by every op\'s events', 'composed from several traced repetitions', note3);
   // ... and where the run says some shares' repetitions stayed off, the note counts them
+  // (the stretched run again, as a sampled one with these share_reps: its Run view's note)
+  const sampledNote = async (id, shareReps) => {
+    await importAs(other, stretchedId, id, (b, xe) => {
+      xe.spec.trace_ops = 'sampled';
+      xe.result.extra = { ...(xe.result.extra || {}), timing: { shares: 8, share_reps: shareReps } };
+    });
+    const pg = await newPage();
+    await open(pg, `#/run/${id}`);
+    await pg.waitForSelector('#stretch-note');
+    const text = await pg.$eval('#stretch-note', (el) => el.textContent);
+    await pg.closeAll();
+    return text;
+  };
   const offId = `${e.id}-sampled-off`;
-  await importAs(other, stretchedId, offId, (b, xe) => {
-    xe.spec.trace_ops = 'sampled';
-    xe.result.extra = { ...(xe.result.extra || {}), timing: { shares: 8, share_reps: { timelines: 4, run: 70, redone: 38, off: 5, cut: 1, whole: 2, whole_one_rep: 1, tolerance_pct: 3 } } };
-  });
-  const page4 = await newPage();
-  await open(page4, `#/run/${offId}`);
-  await page4.waitForSelector('#stretch-note');
-  const note4 = await page4.$eval('#stretch-note', (el) => el.textContent);
-  await page4.closeAll();
+  const note4 = await sampledNote(offId,
+    { timelines: 4, run: 70, redone: 38, off: 5, cut: 1, whole: 2, whole_one_rep: 1, tolerance_pct: 3 });
   check(/5 of the 32 shares' traced repetitions stayed more than 3% off/.test(note4),
     'the note counts the shares whose repetitions stayed off', '5 of the 32 shares\' … stayed more than 3% off', note4);
   check(/2 of the 4 timelines took their farthest shares from one repetition with every operation traced/.test(note4),
@@ -823,16 +829,8 @@ test('run detail: the timeline\'s span against the median, and a note where it i
     'the note counts the timelines built as the one every-op-traced repetition', '1 of them every share …', note4);
   check(!/took their farthest shares/.test(note3), 'a run with no whole rep used says none', 'no "took their farthest shares"', note3);
   // ... and where no timeline was the whole rep alone (the usual case), says nothing of one
-  const wholeId = `${e.id}-sampled-whole`;
-  await importAs(other, stretchedId, wholeId, (b, xe) => {
-    xe.spec.trace_ops = 'sampled';
-    xe.result.extra = { ...(xe.result.extra || {}), timing: { shares: 8, share_reps: { timelines: 4, run: 60, redone: 20, off: 0, cut: 0, whole: 3, whole_one_rep: 0, tolerance_pct: 3 } } };
-  });
-  const pageW = await newPage();
-  await open(pageW, `#/run/${wholeId}`);
-  await pageW.waitForSelector('#stretch-note');
-  const noteW = await pageW.$eval('#stretch-note', (el) => el.textContent);
-  await pageW.closeAll();
+  const noteW = await sampledNote(`${e.id}-sampled-whole`,
+    { timelines: 4, run: 60, redone: 20, off: 0, cut: 0, whole: 3, whole_one_rep: 0, tolerance_pct: 3 });
   check(/3 of the 4 timelines took their farthest shares/.test(noteW) && !/every share, so each of those/.test(noteW),
     'a run whose whole reps served some shares only says so, and no one-rep timeline', '3 of the 4 … and no "every share"', noteW);
   // a CUPTI-timed run says what its recording cost it, from the reps run before CUPTI started
