@@ -967,6 +967,8 @@ int main(void) {
     /* STREAMLAB_TEST_ONLY=NAME: the calibration and that section alone (a quick look at one
      * part on a lent GPU, e.g. a build with a fix taken out); the whole suite otherwise */
     const char *only = getenv("STREAMLAB_TEST_ONLY");
+    if (only && !*only)
+        only = NULL; /* set but empty: the whole suite */
     int sections = 0;
 #define SECTION(name, title, call)                   \
     do {                                             \
