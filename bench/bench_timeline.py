@@ -138,9 +138,9 @@ def main():
               f"({sum(1 for r in rows if r['calls'])} timelines with calls)")
         print(f"of the {len(missed)} points outside 5%, {sum(1 for r in missed if r['rep_modes'])} are runs whose reps "
               f"fall in two groups (result.rep_modes; 'modes' is the slow group's share): no rep sits at their median")
-        whole = [(r["share_reps"] or {}).get("whole") or 0 for r in rows]
-        one = [(r["share_reps"] or {}).get("whole_one_rep") or 0 for r in rows]
         if any(r["share_reps"] for r in rows):  # the cuda backend's (the sim composes no shares)
+            whole = [(r["share_reps"] or {}).get("whole") or 0 for r in rows]
+            one = [(r["share_reps"] or {}).get("whole_one_rep") or 0 for r in rows]
             print(f"timelines that took a rep with every op traced ('whole'): {sum(whole)}, at "
                   f"{sum(1 for w in whole if w)} points; of them built as that one rep, every share having taken it "
                   f"('one'): {sum(one)}")
