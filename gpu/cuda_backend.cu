@@ -173,6 +173,15 @@ static int share_of_op(const plan_t *p, size_t i, int shares) {
     return share_of_chunk(p->ops[i].chunk, shares);
 }
 
+/* share_of_op on a timeline in plan order (its ops the plan's copies, kernels and host
+ * work, in the plan's order): the host's work takes the share of the op before it. */
+static int share_of_timeline_op(const timeline_t *t, size_t i, int shares) {
+    if (t->ops[i].op == OP_HOST)
+        while (i > 0 && t->ops[i].op == OP_HOST)
+            i--;
+    return share_of_chunk(t->ops[i].chunk, shares);
+}
+
 static bool op_timed(const run_t *r, size_t i) {
     return share_of_op(r->plan, i, r->shares) == r->share;
 }
@@ -954,7 +963,7 @@ static int compose_shares(timeline_t *parts, int shares, timeline_t *out, sl_err
             return sl_error_set(err, SL_E_DEVICE, "timing", "CUPTI timelines of one timeline's reps differ: %zu ops "
                                 "against %zu", parts[j].count, last->count);
     for (size_t i = 0; i < last->count; i++) {
-        const timeline_t *from = &parts[share_of_chunk(last->ops[i].chunk, shares)];
+        const timeline_t *from = &parts[share_of_timeline_op(last, i, shares)];
         if (from->ops[i].chunk != last->ops[i].chunk || from->ops[i].op != last->ops[i].op)
             return sl_error_set(err, SL_E_DEVICE, "timing", "CUPTI timelines of one timeline's reps differ at op %zu",
                                 i);
@@ -1425,9 +1434,9 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
             return sl_error_set(err, SL_E_INTERNAL, "", "plan op %zu is out of range", i);
         if (plan_is_device_op(op->kind))
             r.device_ops++;
-        if (op->kind == PLAN_HOST)
-            have_host_ops = true;
+        r.host_ops += op->kind == PLAN_HOST;
     }
+    have_host_ops = r.host_ops > 0;
     if (spec->block_size < 1 || spec->block_size > 1024)
         return sl_error_set(err, SL_E_INVALID, "block_size", "block_size %d is out of range", spec->block_size);
     if (cudaGetDevice(&prev_device) != cudaSuccess)
@@ -1573,8 +1582,6 @@ int cuda_run(const spec_t *spec, const plan_t *plan, const machine_info_t *m, re
         r.creps = (cupti_rep_t *)calloc((size_t)r.cap_creps, sizeof *r.creps);
         if (!r.creps)
             SL_FAIL(SL_E_NOMEM, "out of memory");
-        for (size_t i = 0; i < plan->count; i++)
-            r.host_ops += plan->ops[i].kind == PLAN_HOST;
         if (r.host_ops) {
             r.cupti_host_us = (double *)calloc((size_t)r.cap_creps * 2 * r.host_ops, sizeof(double));
             if (!r.cupti_host_us)
