@@ -173,15 +173,6 @@ static int share_of_op(const plan_t *p, size_t i, int shares) {
     return share_of_chunk(p->ops[i].chunk, shares);
 }
 
-/* share_of_op on a timeline in plan order (its ops the plan's copies, kernels and host
- * work, in the plan's order): the host's work takes the share of the op before it. */
-static int share_of_timeline_op(const timeline_t *t, size_t i, int shares) {
-    if (t->ops[i].op == OP_HOST)
-        while (i > 0 && t->ops[i].op == OP_HOST)
-            i--;
-    return share_of_chunk(t->ops[i].chunk, shares);
-}
-
 static bool op_timed(const run_t *r, size_t i) {
     return share_of_op(r->plan, i, r->shares) == r->share;
 }
@@ -955,7 +946,9 @@ static double median_of_finite(double *v, int n) {
 }
 
 /* The CUPTI timelines of one timeline's share reps composed as the events' timeline
- * was: each op from the rep of its share. Both are in plan order. */
+ * was: each copy and kernel from the rep of its share, the host's work from the last
+ * share's rep (the events' timeline is built in that rep, and each rep times the host's
+ * work anew: host_start_us). Both are in plan order. */
 static int compose_shares(timeline_t *parts, int shares, timeline_t *out, sl_error_t *err) {
     const timeline_t *last = &parts[shares - 1];
     for (int j = 0; j < shares; j++)
@@ -963,7 +956,8 @@ static int compose_shares(timeline_t *parts, int shares, timeline_t *out, sl_err
             return sl_error_set(err, SL_E_DEVICE, "timing", "CUPTI timelines of one timeline's reps differ: %zu ops "
                                 "against %zu", parts[j].count, last->count);
     for (size_t i = 0; i < last->count; i++) {
-        const timeline_t *from = &parts[share_of_timeline_op(last, i, shares)];
+        const timeline_t *from =
+            last->ops[i].op == OP_HOST ? last : &parts[share_of_chunk(last->ops[i].chunk, shares)];
         if (from->ops[i].chunk != last->ops[i].chunk || from->ops[i].op != last->ops[i].op)
             return sl_error_set(err, SL_E_DEVICE, "timing", "CUPTI timelines of one timeline's reps differ at op %zu",
                                 i);
