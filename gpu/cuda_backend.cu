@@ -948,7 +948,10 @@ static double median_of_finite(double *v, int n) {
 /* The CUPTI timelines of one timeline's share reps composed as the events' timeline
  * was: each copy and kernel from the rep of its share, the host's work from the last
  * share's rep (the events' timeline is built in that rep, and each rep times the host's
- * work anew: host_start_us). Both are in plan order. */
+ * work anew: host_start_us). Both are in plan order. A measured timeline composed under
+ * events takes the host's work from the share of the op before it instead
+ * (compose_timeline); the cross-check leaves the host's row out of its numbers, and
+ * its "ops" list shows it from the last share's rep both ways. */
 static int compose_shares(timeline_t *parts, int shares, timeline_t *out, sl_error_t *err) {
     const timeline_t *last = &parts[shares - 1];
     for (int j = 0; j < shares; j++)
