@@ -122,8 +122,9 @@ def main():
             def f(x, fmt):
                 return format(x, fmt) if isinstance(x, (int, float)) else "-"
             slow = modes["slow_reps"] / (modes["slow_reps"] + modes["fast_reps"]) if modes else None
-            print(f"2^{lg} {v:<10} x{s:<4} {row['median_ms']:9.3f} {f(st, '8.3f')} {f(st_rep, '7.3f')} {f(slow, '5.0%')} {f(row['shares'], '6d')} {f((row['share_reps'] or {}).get('redone'), '6d')} "
-                  f"{f((row['share_reps'] or {}).get('timelines'), '5d')} {f((row['share_reps'] or {}).get('off'), '5d')} {f((row['share_reps'] or {}).get('cut'), '3d')} {f((row['share_reps'] or {}).get('whole'), '5d')} {f((row['share_reps'] or {}).get('whole_one_rep'), '3d')} "
+            sr = row["share_reps"] or {}  # the cuda backend's (the sim composes no shares)
+            print(f"2^{lg} {v:<10} x{s:<4} {row['median_ms']:9.3f} {f(st, '8.3f')} {f(st_rep, '7.3f')} {f(slow, '5.0%')} {f(row['shares'], '6d')} {f(sr.get('redone'), '6d')} "
+                  f"{f(sr.get('timelines'), '5d')} {f(sr.get('off'), '5d')} {f(sr.get('cut'), '3d')} {f(sr.get('whole'), '5d')} {f(sr.get('whole_one_rep'), '3d')} "
                   f"{f(lead_us, '5.1f')} {f(from0, '6.3f')} {f(call1, '5.1f')} {f(from_call, '9.3f')} {row['seconds_sampled']:5.1f} {f(row['stretch_all'], '6.3f')} {f(row['seconds_all'], '5.1f')} "
                   f"{f(xc.get('shares'), '8d')} "
                   f"{f(xc.get('start_diff_us_median'), '7.1f')}/{f(xc.get('start_diff_us_max'), '<8.1f')} "
